@@ -1,0 +1,119 @@
+//! Converters: between Connect data and the bytes stored in Kafka.
+
+use crate::config::{ConfigDef, ConfigMap};
+use crate::error::Result;
+use crate::header::Headers;
+use crate::schema::Schema;
+use crate::value::Value;
+
+/// A schema (possibly absent) and a value, as read from bytes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SchemaAndValue {
+    /// The schema, `None` for schemaless data.
+    pub schema: Option<Schema>,
+    /// The value.
+    pub value: Value,
+}
+
+impl SchemaAndValue {
+    /// A schema and a value.
+    pub fn new(schema: Option<Schema>, value: Value) -> Self {
+        SchemaAndValue { schema, value }
+    }
+    /// No schema, null value (what null bytes read as).
+    pub const NULL: SchemaAndValue = SchemaAndValue {
+        schema: None,
+        value: Value::Null,
+    };
+}
+
+/// Turns keys and values into bytes and back.
+///
+/// `from_connect_data` writes into a buffer the caller owns and reuses, so
+/// the hot path allocates nothing per record; it returns `false` for a null
+/// result (a tombstone), leaving the buffer empty.
+///
+/// ```
+/// use connect_api::config::ConfigMap;
+/// use connect_api::converter::{Converter, SchemaAndValue};
+/// use connect_api::{ConnectError, Headers, Result, Schema, Value};
+///
+/// /// UTF-8 strings only.
+/// struct Utf8;
+/// impl Converter for Utf8 {
+///     fn configure(&mut self, _: &ConfigMap, _is_key: bool) -> Result<()> { Ok(()) }
+///     fn from_connect_data(&mut self, _: &str, _: &Headers, _: Option<&Schema>, value: &Value, out: &mut Vec<u8>) -> Result<bool> {
+///         match value {
+///             Value::Null => Ok(false),
+///             Value::String(s) => { out.extend_from_slice(s.as_bytes()); Ok(true) }
+///             v => Err(ConnectError::data(format!("expected STRING, got {}", v.type_name()))),
+///         }
+///     }
+///     fn to_connect_data(&mut self, _: &str, _: &Headers, bytes: Option<&[u8]>) -> Result<SchemaAndValue> {
+///         let Some(b) = bytes else { return Ok(SchemaAndValue::NULL) };
+///         let s = std::str::from_utf8(b).map_err(|e| ConnectError::data(e.to_string()))?;
+///         Ok(SchemaAndValue::new(Some(Schema::optional_string()), Value::from(s)))
+///     }
+/// }
+/// let mut buf = Vec::new();
+/// assert!(Utf8.from_connect_data("t", &Headers::new(), None, &Value::from("hi"), &mut buf).unwrap());
+/// assert_eq!(buf, b"hi");
+/// ```
+#[allow(clippy::wrong_self_convention)] // Kafka's method names, kept on purpose
+pub trait Converter: Send {
+    /// Configure (`key.converter.*` / `value.converter.*` without the prefix).
+    fn configure(&mut self, config: &ConfigMap, is_key: bool) -> Result<()>;
+
+    /// The keys this converter accepts.
+    fn config_def(&self) -> ConfigDef {
+        ConfigDef::new()
+    }
+
+    /// Serialize `value` (of `schema`) for `topic` into `out`; `Ok(false)`
+    /// means null bytes.
+    fn from_connect_data(
+        &mut self,
+        topic: &str,
+        headers: &Headers,
+        schema: Option<&Schema>,
+        value: &Value,
+        out: &mut Vec<u8>,
+    ) -> Result<bool>;
+
+    /// Deserialize `bytes` (`None` for null) read from `topic`.
+    fn to_connect_data(
+        &mut self,
+        topic: &str,
+        headers: &Headers,
+        bytes: Option<&[u8]>,
+    ) -> Result<SchemaAndValue>;
+}
+
+/// Turns header values into bytes and back.
+#[allow(clippy::wrong_self_convention)] // Kafka's method names, kept on purpose
+pub trait HeaderConverter: Send {
+    /// Configure (`header.converter.*` without the prefix).
+    fn configure(&mut self, config: &ConfigMap) -> Result<()>;
+
+    /// The keys this converter accepts.
+    fn config_def(&self) -> ConfigDef {
+        ConfigDef::new()
+    }
+
+    /// Serialize one header value; `None` means null bytes.
+    fn from_connect_header(
+        &mut self,
+        topic: &str,
+        header_key: &str,
+        schema: Option<&Schema>,
+        value: &Value,
+    ) -> Result<Option<Vec<u8>>>;
+
+    /// Deserialize one header value.
+    fn to_connect_header(
+        &mut self,
+        topic: &str,
+        header_key: &str,
+        bytes: Option<&[u8]>,
+    ) -> Result<SchemaAndValue>;
+}

@@ -1,0 +1,1 @@
+//! `SchemaProjector`: project a value of one schema onto a compatible schema.

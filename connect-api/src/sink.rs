@@ -1,0 +1,148 @@
+//! Sink tasks: receive records from Kafka, write them to an external system.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::future::BoxFuture;
+
+use crate::config::ConfigMap;
+use crate::error::{ConnectError, Result};
+use crate::record::SinkRecord;
+
+/// A Kafka topic partition.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TopicPartition {
+    /// Topic name.
+    pub topic: Arc<str>,
+    /// Partition number.
+    pub partition: i32,
+}
+
+impl TopicPartition {
+    /// A topic partition.
+    pub fn new(topic: impl Into<Arc<str>>, partition: i32) -> Self {
+        TopicPartition {
+            topic: topic.into(),
+            partition,
+        }
+    }
+}
+
+impl fmt::Display for TopicPartition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.topic, self.partition)
+    }
+}
+
+/// Offsets per partition; an offset is the next record to read, as in Kafka.
+pub type TopicPartitionOffsets = BTreeMap<TopicPartition, i64>;
+
+/// Reports a record the sink task could not write (KIP-610), so it goes to
+/// the error log and the dead letter queue instead of failing the task.
+pub trait ErrantRecordReporter: Send + Sync {
+    /// Report `record` with `error`. The runtime awaits every returned future
+    /// before committing offsets; awaiting it here is optional. With
+    /// `errors.tolerance=none` the future fails and the task stops.
+    fn report(&self, record: &SinkRecord, error: &ConnectError) -> BoxFuture<'static, Result<()>>;
+}
+
+/// What a sink task may ask of the runtime.
+pub trait SinkTaskContext: Send + Sync {
+    /// The task's configuration.
+    fn configs(&self) -> &ConfigMap;
+    /// Reset consumer positions before the next delivery (seek).
+    fn offset(&self, offsets: TopicPartitionOffsets);
+    /// After a retriable `put` failure, wait `timeout_ms` before redelivering.
+    fn timeout(&self, timeout_ms: u64);
+    /// Partitions currently assigned to this task.
+    fn assignment(&self) -> Vec<TopicPartition>;
+    /// Stop delivering records of `partitions`.
+    fn pause(&self, partitions: &[TopicPartition]);
+    /// Resume delivering records of `partitions`.
+    fn resume(&self, partitions: &[TopicPartition]);
+    /// Ask for an offset commit soon (a hint).
+    fn request_commit(&self);
+    /// The errant-record reporter, when the connector has a DLQ or error
+    /// logging configured.
+    fn errant_record_reporter(&self) -> Option<Arc<dyn ErrantRecordReporter>>;
+}
+
+/// A task that writes batches of records to an external system.
+///
+/// `put` receives each batch; `pre_commit` decides which offsets Kafka may
+/// store (by default: `flush`, then all of them). Offsets are keyed by the
+/// partition the record was consumed from, whatever transforms did to it.
+///
+/// ```
+/// use std::sync::Arc;
+/// use async_trait::async_trait;
+/// use connect_api::config::ConfigMap;
+/// use connect_api::sink::{SinkTask, SinkTaskContext, TopicPartitionOffsets};
+/// use connect_api::{Result, SinkRecord};
+///
+/// #[derive(Default)]
+/// struct Collect { buffered: Vec<String>, written: Vec<String> }
+///
+/// #[async_trait]
+/// impl SinkTask for Collect {
+///     async fn start(&mut self, _: &ConfigMap, _: Arc<dyn SinkTaskContext>) -> Result<()> { Ok(()) }
+///     async fn put(&mut self, records: Vec<SinkRecord>) -> Result<()> {
+///         self.buffered.extend(records.iter().map(|r| r.record.value.to_string()));
+///         Ok(())
+///     }
+///     async fn flush(&mut self, _: &TopicPartitionOffsets) -> Result<()> {
+///         self.written.append(&mut self.buffered);
+///         Ok(())
+///     }
+///     async fn stop(&mut self) -> Result<()> { Ok(()) }
+/// }
+/// let mut t = Collect::default();
+/// let rec = SinkRecord::new(connect_api::Record::new("t", None, "a".into()), 0, 0);
+/// futures::executor::block_on(async {
+///     t.put(vec![rec]).await.unwrap();
+///     let committable = t.pre_commit(TopicPartitionOffsets::new()).await.unwrap();
+///     assert!(committable.is_empty());
+/// });
+/// assert_eq!(t.written, ["a"]);
+/// ```
+#[async_trait]
+pub trait SinkTask: Send {
+    /// Start with the task configuration.
+    async fn start(&mut self, config: &ConfigMap, context: Arc<dyn SinkTaskContext>) -> Result<()>;
+
+    /// Partitions newly assigned to this task.
+    async fn open(&mut self, _partitions: &[TopicPartition]) -> Result<()> {
+        Ok(())
+    }
+
+    /// Write (or buffer) a batch; may be empty. A retriable error makes the
+    /// runtime redeliver the same batch after `context.timeout`; any other
+    /// error fails the task.
+    async fn put(&mut self, records: Vec<SinkRecord>) -> Result<()>;
+
+    /// Make everything `put` so far durable.
+    async fn flush(&mut self, _offsets: &TopicPartitionOffsets) -> Result<()> {
+        Ok(())
+    }
+
+    /// Decide what may be committed, given the offsets consumed so far. The
+    /// default flushes and returns them all. The runtime never commits past
+    /// what was consumed, whatever this returns.
+    async fn pre_commit(
+        &mut self,
+        offsets: TopicPartitionOffsets,
+    ) -> Result<TopicPartitionOffsets> {
+        self.flush(&offsets).await?;
+        Ok(offsets)
+    }
+
+    /// Partitions taken away from this task (after their final commit).
+    async fn close(&mut self, _partitions: &[TopicPartition]) -> Result<()> {
+        Ok(())
+    }
+
+    /// Stop and release resources.
+    async fn stop(&mut self) -> Result<()>;
+}

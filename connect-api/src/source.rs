@@ -1,0 +1,119 @@
+//! Source tasks: read from an external system, hand records to the runtime.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::config::ConfigMap;
+use crate::error::Result;
+use crate::record::{SourceMap, SourceRecord};
+
+/// Where a record landed in Kafka, given to [`SourceTask::commit_record`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordMetadata {
+    /// Topic written to.
+    pub topic: Arc<str>,
+    /// Partition written to.
+    pub partition: i32,
+    /// Offset assigned by the broker.
+    pub offset: i64,
+    /// Timestamp stored with the record.
+    pub timestamp: Option<i64>,
+}
+
+/// Reads the offsets the runtime stored for this connector.
+pub trait OffsetStorageReader: Send + Sync {
+    /// The last committed offset of one source partition.
+    fn offset(&self, partition: &SourceMap) -> Option<SourceMap>;
+
+    /// The last committed offsets of several source partitions (absent ones
+    /// are left out).
+    fn offsets(&self, partitions: &[SourceMap]) -> Vec<(SourceMap, SourceMap)> {
+        partitions
+            .iter()
+            .filter_map(|p| self.offset(p).map(|o| (p.clone(), o)))
+            .collect()
+    }
+}
+
+/// What a source task may ask of the runtime.
+pub trait SourceTaskContext: Send + Sync {
+    /// The task's configuration.
+    fn configs(&self) -> &ConfigMap;
+    /// Committed offsets, to resume from.
+    fn offset_storage_reader(&self) -> &dyn OffsetStorageReader;
+}
+
+/// A task that polls an external system for records.
+///
+/// `poll` is awaited in a loop. It should return within a second or so (an
+/// empty batch is fine) so the runtime can flush offsets and react to
+/// pause/stop; the runtime may also drop a pending `poll` future to stop the
+/// task, so `poll` must not leave state half-updated across an `.await`.
+/// Return [`ConnectError::retriable`](crate::ConnectError::retriable) for a
+/// transient failure: the runtime polls again after a backoff.
+///
+/// ```
+/// use std::sync::Arc;
+/// use async_trait::async_trait;
+/// use connect_api::config::ConfigMap;
+/// use connect_api::source::{SourceTask, SourceTaskContext};
+/// use connect_api::{Record, Result, Schema, SourceMap, SourceRecord, Value};
+///
+/// /// Emits "tick 0", "tick 1", ... and resumes after the last committed count.
+/// struct Ticks { next: i64, partition: Arc<SourceMap> }
+///
+/// #[async_trait]
+/// impl SourceTask for Ticks {
+///     async fn start(&mut self, _: &ConfigMap, ctx: Arc<dyn SourceTaskContext>) -> Result<()> {
+///         if let Some(off) = ctx.offset_storage_reader().offset(&self.partition) {
+///             self.next = off.get("n").and_then(|n| n.as_i64()).unwrap_or(-1) + 1;
+///         }
+///         Ok(())
+///     }
+///     async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
+///         let n = self.next;
+///         self.next += 1;
+///         let mut offset = SourceMap::new();
+///         offset.insert("n".into(), n.into());
+///         let record = Record::new("ticks", Some(Schema::string()), Value::from(format!("tick {n}")));
+///         Ok(vec![SourceRecord::new(self.partition.clone(), offset, record)])
+///     }
+///     async fn stop(&mut self) -> Result<()> { Ok(()) }
+/// }
+/// let mut t = Ticks { next: 0, partition: Arc::new(SourceMap::new()) };
+/// let batch = futures::executor::block_on(t.poll()).unwrap();
+/// assert_eq!(batch[0].record.value, Value::from("tick 0"));
+/// ```
+#[async_trait]
+pub trait SourceTask: Send {
+    /// Start with the task configuration from the connector.
+    async fn start(
+        &mut self,
+        config: &ConfigMap,
+        context: Arc<dyn SourceTaskContext>,
+    ) -> Result<()>;
+
+    /// The next batch of records; empty when there is nothing yet.
+    async fn poll(&mut self) -> Result<Vec<SourceRecord>>;
+
+    /// Called after each offset flush: everything polled before it is durable
+    /// in Kafka and its offsets are stored.
+    async fn commit(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Called once per record: with its metadata when Kafka acknowledged it,
+    /// with `None` when it was dropped (filtered by a transform, or tolerated
+    /// by `errors.tolerance=all`).
+    async fn commit_record(
+        &mut self,
+        _record: &SourceRecord,
+        _metadata: Option<&RecordMetadata>,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// Stop and release resources. Not called concurrently with `poll`.
+    async fn stop(&mut self) -> Result<()>;
+}

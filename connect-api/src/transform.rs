@@ -1,0 +1,91 @@
+//! Transformations (SMTs) and predicates.
+
+use crate::config::{ConfigDef, ConfigMap};
+use crate::error::Result;
+use crate::record::ConnectRecord;
+
+/// A Single Message Transform: changes, or drops, one record at a time.
+///
+/// Generic over the record type so one implementation serves source and sink
+/// records (`impl<R: ConnectRecord> Transformation<R> for MySmt`), and
+/// object-safe so the runtime holds a chain of `Box<dyn Transformation<R>>`.
+///
+/// `apply` owns the record and may change it in place (no copy per
+/// transform); `&mut self` lets a transform keep a per-schema cache without a
+/// lock, since each task owns its own chain.
+///
+/// ```
+/// use connect_api::config::ConfigMap;
+/// use connect_api::transform::Transformation;
+/// use connect_api::{ConnectRecord, Record, Result, SourceRecord, SourceMap};
+///
+/// /// The seed's AddHeader: a fixed header on every record.
+/// #[derive(Default)]
+/// struct AddHeader { key: String, value: String }
+///
+/// impl<R: ConnectRecord> Transformation<R> for AddHeader {
+///     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
+///         self.key = config.get("header").cloned().unwrap_or_else(|| "source".into());
+///         self.value = config.get("value").cloned().unwrap_or_default();
+///         Ok(())
+///     }
+///     fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+///         record.record_mut().headers.add_string(self.key.clone(), self.value.clone());
+///         Ok(Some(record))
+///     }
+/// }
+///
+/// let mut smt = AddHeader::default();
+/// let cfg: ConfigMap = [("value".to_string(), "app-1".to_string())].into();
+/// Transformation::<SourceRecord>::configure(&mut smt, &cfg).unwrap();
+/// let rec = SourceRecord::new(Default::default(), SourceMap::new(), Record::new("t", None, "v".into()));
+/// let out = smt.apply(rec).unwrap().unwrap();
+/// assert_eq!(out.record.headers.last_with_name("source").unwrap().value().as_str(), Some("app-1"));
+/// ```
+pub trait Transformation<R: ConnectRecord>: Send {
+    /// Read the transform's configuration (`transforms.<alias>.*` without the prefix).
+    fn configure(&mut self, _config: &ConfigMap) -> Result<()> {
+        Ok(())
+    }
+
+    /// Transform `record`; `Ok(None)` drops it and ends the chain.
+    fn apply(&mut self, record: R) -> Result<Option<R>>;
+
+    /// The keys this transform accepts.
+    fn config_def(&self) -> ConfigDef {
+        ConfigDef::new()
+    }
+
+    /// Release resources.
+    fn close(&mut self) {}
+}
+
+/// A condition on a record, used to apply a transform only to some records
+/// (`transforms.<alias>.predicate`).
+///
+/// ```
+/// use connect_api::config::ConfigMap;
+/// use connect_api::transform::Predicate;
+/// use connect_api::{ConnectRecord, Record, SinkRecord};
+///
+/// struct IsOrders;
+/// impl<R: ConnectRecord> Predicate<R> for IsOrders {
+///     fn test(&self, record: &R) -> bool { &*record.record().topic == "orders" }
+/// }
+/// let r = SinkRecord::new(Record::new("orders", None, Default::default()), 0, 0);
+/// assert!(IsOrders.test(&r));
+/// ```
+pub trait Predicate<R: ConnectRecord>: Send {
+    /// Read the predicate's configuration (`predicates.<alias>.*` without the prefix).
+    fn configure(&mut self, _config: &ConfigMap) -> crate::Result<()> {
+        Ok(())
+    }
+
+    /// Whether `record` matches.
+    fn test(&self, record: &R) -> bool;
+
+    /// The keys this predicate accepts.
+    fn config_def(&self) -> ConfigDef {
+        ConfigDef::new()
+    }
+}

@@ -1,0 +1,1 @@
+//! Example connectors and programs for Kafka Connect for Rust.
