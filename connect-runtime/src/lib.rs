@@ -1,1 +1,8 @@
-//! Placeholder crate root; filled in by its issue.
+//! # connect-runtime: drives Kafka Connect plugins
+//!
+//! Converters, the Kafka port with its rdkafka and in-memory adapters, the
+//! task loops with offset tracking, the error pipeline and dead letter
+//! queue, the worker, its REST API and CLI.
+
+pub mod converters;
+pub mod kafka;

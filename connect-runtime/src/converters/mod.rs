@@ -1,0 +1,1 @@
+//! Converters: Kafka-compatible JSON, String, ByteArray, numbers, headers and Avro.

@@ -1,0 +1,1 @@
+//! The Kafka port: everything the runtime does with Kafka, and its adapters.

@@ -1,0 +1,1 @@
+//! cast (in progress).

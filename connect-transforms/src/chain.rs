@@ -1,0 +1,1 @@
+//! chain (in progress).

@@ -1,0 +1,1 @@
+//! drop_headers (in progress).

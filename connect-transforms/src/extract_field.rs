@@ -1,0 +1,1 @@
+//! extract_field (in progress).

@@ -1,0 +1,1 @@
+//! header_from (in progress).

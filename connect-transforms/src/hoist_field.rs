@@ -1,0 +1,1 @@
+//! hoist_field (in progress).

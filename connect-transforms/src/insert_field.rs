@@ -1,0 +1,1 @@
+//! insert_field (in progress).

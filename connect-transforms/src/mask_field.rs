@@ -1,0 +1,1 @@
+//! mask_field (in progress).

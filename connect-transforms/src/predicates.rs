@@ -1,0 +1,1 @@
+//! predicates (in progress).

@@ -1,0 +1,1 @@
+//! set_schema_metadata (in progress).

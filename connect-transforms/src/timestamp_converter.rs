@@ -1,0 +1,1 @@
+//! timestamp_converter (in progress).

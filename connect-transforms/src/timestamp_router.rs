@@ -1,0 +1,1 @@
+//! timestamp_router (in progress).

@@ -1,0 +1,1 @@
+//! value_to_key (in progress).
