@@ -205,6 +205,11 @@ impl From<bool> for ConfigValue {
         ConfigValue::Boolean(b)
     }
 }
+impl From<i16> for ConfigValue {
+    fn from(v: i16) -> Self {
+        ConfigValue::Short(v)
+    }
+}
 impl From<i32> for ConfigValue {
     fn from(v: i32) -> Self {
         ConfigValue::Int(v)

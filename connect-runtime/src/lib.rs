@@ -6,3 +6,5 @@
 
 pub mod converters;
 pub mod kafka;
+pub mod errors;
+pub mod offsets;

@@ -1,0 +1,64 @@
+//! Offsets kept in memory only (tests and embedded workers that do not
+//! need to resume after a restart).
+
+use std::sync::RwLock;
+
+use async_trait::async_trait;
+use connect_api::{ConnectError, Result, SourceMap};
+
+use super::{OffsetEntry, OffsetStore, OffsetTable};
+
+/// An [`OffsetStore`] in memory.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use connect_runtime::offsets::{MemoryOffsetStore, OffsetStore};
+/// use connect_api::SourceMap;
+///
+/// let store = MemoryOffsetStore::new();
+/// let mut part = SourceMap::new();
+/// part.insert("filename".into(), "a.txt".into());
+/// let mut off = SourceMap::new();
+/// off.insert("position".into(), 42.into());
+/// store.write("src", vec![(part.clone(), Some(off.clone()))]).await.unwrap();
+/// assert_eq!(store.get("src", &part), Some(off));
+/// assert_eq!(store.get("other", &part), None);
+/// # });
+/// ```
+#[derive(Debug, Default)]
+pub struct MemoryOffsetStore {
+    table: RwLock<OffsetTable>,
+}
+
+impl MemoryOffsetStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+fn poisoned() -> ConnectError {
+    ConnectError::other("offset store lock poisoned by a panic in another thread")
+}
+
+#[async_trait]
+impl OffsetStore for MemoryOffsetStore {
+    fn get(&self, connector: &str, partition: &SourceMap) -> Option<SourceMap> {
+        self.table.read().ok()?.get(connector, partition)
+    }
+
+    fn connector_offsets(&self, connector: &str) -> Vec<(SourceMap, SourceMap)> {
+        self.table
+            .read()
+            .map(|t| t.connector_offsets(connector))
+            .unwrap_or_default()
+    }
+
+    async fn write(&self, connector: &str, entries: Vec<OffsetEntry>) -> Result<()> {
+        self.table
+            .write()
+            .map_err(|_| poisoned())?
+            .apply(connector, entries);
+        Ok(())
+    }
+}
