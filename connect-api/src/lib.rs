@@ -8,7 +8,7 @@
 //!   rules and error messages that name the field path;
 //! - records ([`SourceRecord`], [`SinkRecord`], the shared [`Record`]) and
 //!   [`Headers`];
-//! - [`SchemaProjector`](projector) and [`values`] (string rendering and
+//! - [`SchemaProjector`] and [`values`] (string rendering and
 //!   parsing), which transforms and header converters build on;
 //! - one error type, [`ConnectError`].
 //!
@@ -28,6 +28,7 @@ pub mod values;
 pub use error::{BoxError, ConnectError, ErrorKind, Result};
 pub use header::{Header, Headers};
 pub use logical::{Decimal, LogicalType};
+pub use projector::SchemaProjector;
 pub use record::{ConnectRecord, Record, SinkRecord, SourceMap, SourceRecord, TimestampType};
 pub use schema::{Field, Schema, SchemaBuilder, Type};
 pub use structs::Struct;

@@ -105,8 +105,10 @@ impl Decimal {
 }
 
 impl fmt::Display for Decimal {
-    /// Plain notation (`-1.50`, `1200` for scale -2 is written `1.2E+3` in
-    /// Java; here negative scales are written out in full: `1200`).
+    /// Java's `BigDecimal.toString`: plain notation (`-1.50`, `0.001`) when
+    /// the scale is positive and the exponent not below -6, scientific
+    /// notation otherwise (`1E+3` for unscaled 1 at scale -3, `1.5E-9`).
+    /// Output length stays proportional to the digits, whatever the scale.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let digits = self.unscaled.magnitude().to_string();
         let sign = if self.unscaled.sign() == num_bigint::Sign::Minus {
@@ -114,20 +116,23 @@ impl fmt::Display for Decimal {
         } else {
             ""
         };
-        if self.scale <= 0 {
-            let zeros = "0".repeat(self.scale.unsigned_abs() as usize);
-            if digits == "0" {
-                return f.write_str("0");
-            }
-            return write!(f, "{sign}{digits}{zeros}");
+        if self.scale == 0 {
+            return write!(f, "{sign}{digits}");
         }
-        let scale = self.scale as usize;
-        if digits.len() > scale {
-            let (int, frac) = digits.split_at(digits.len() - scale);
-            write!(f, "{sign}{int}.{frac}")
-        } else {
-            write!(f, "{sign}0.{}{digits}", "0".repeat(scale - digits.len()))
+        let adjusted = -i64::from(self.scale) + (digits.len() as i64 - 1);
+        if self.scale > 0 && adjusted >= -6 {
+            let scale = self.scale as usize;
+            return if digits.len() > scale {
+                let (int, frac) = digits.split_at(digits.len() - scale);
+                write!(f, "{sign}{int}.{frac}")
+            } else {
+                write!(f, "{sign}0.{}{digits}", "0".repeat(scale - digits.len()))
+            };
         }
+        let (first, rest) = digits.split_at(1);
+        let dot = if rest.is_empty() { "" } else { "." };
+        let exp_sign = if adjusted >= 0 { "+" } else { "" };
+        write!(f, "{sign}{first}{dot}{rest}E{exp_sign}{adjusted}")
     }
 }
 
@@ -324,7 +329,21 @@ mod tests {
             assert_eq!(s.parse::<Decimal>().unwrap().to_string(), s);
         }
         assert_eq!("1E+3".parse::<Decimal>().unwrap(), Decimal::new(1, -3));
-        assert_eq!(Decimal::new(1, -3).to_string(), "1000");
+        assert_eq!(Decimal::new(1, -3).to_string(), "1E+3");
+        assert_eq!(Decimal::new(-123, -3).to_string(), "-1.23E+5");
+        assert_eq!(Decimal::new(15, 10).to_string(), "1.5E-9");
+        assert_eq!(Decimal::new(1, 6).to_string(), "0.000001");
+        assert_eq!(Decimal::new(0, -2).to_string(), "0E+2");
+        // No scale makes the text (or memory) blow up.
+        assert_eq!(Decimal::new(1, i32::MIN).to_string(), "1E+2147483648");
+        assert_eq!(Decimal::new(1, i32::MAX).to_string(), "1E-2147483647");
+        for d in [
+            Decimal::new(-123, -3),
+            Decimal::new(15, 10),
+            Decimal::new(7, i32::MAX),
+        ] {
+            assert_eq!(d.to_string().parse::<Decimal>().unwrap(), d);
+        }
         for bad in ["", "-", "1.2.3", "abc", "1e", "--1"] {
             assert!(bad.parse::<Decimal>().is_err(), "{bad}");
         }

@@ -10,7 +10,10 @@ use std::fmt::{self, Write};
 
 use base64::Engine as _;
 
-use crate::logical::MILLIS_PER_DAY;
+use crate::converter::SchemaAndValue;
+use crate::logical::{self, Decimal, MILLIS_PER_DAY};
+use crate::projector;
+use crate::schema::{Schema, SchemaBuilder, Type};
 use crate::value::Value;
 
 /// Render `value` as Kafka's `Values.convertToString` does.
@@ -44,7 +47,6 @@ pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// (year, month, day) to days since epoch (used by the string parser).
-#[allow(dead_code)]
 pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -159,11 +161,713 @@ fn write_float(f: &mut impl Write, v: f64, rendered: String) -> fmt::Result {
     }
 }
 
+/// Parse a string into a typed value and its inferred schema, as Kafka's
+/// `Values.parseString` (used by header converters and `InsertHeader`).
+///
+/// | input | result |
+/// |---|---|
+/// | `true`, `false` (the whole input) | BOOLEAN |
+/// | `null` | null, no schema |
+/// | an integer | the smallest of INT8, INT16, INT32, INT64 that holds it, else a Decimal of scale 0 |
+/// | a number with a fraction or exponent | FLOAT32 when finite as a float (lossy: `0.1` is the float nearest 0.1), else FLOAT64 when finite, else Decimal |
+/// | `yyyy-MM-dd` | Date |
+/// | `HH:mm:ss.SSSZ` | Time |
+/// | `yyyy-MM-ddTHH:mm:ss.SSSZ` | Timestamp |
+/// | `[a, b]` | ARRAY; numeric elements widen to a common type; schemaless when the elements share no type |
+/// | `{k: v}` | MAP; keys and values as arrays' elements |
+/// | anything else, or input with trailing text (`1::2`) | STRING of the whole input |
+///
+/// Inside arrays and maps, strings are quoted (`["a\"b"]`, backslash
+/// escapes the next character), though an unquoted word is read as a string
+/// too. Dates must be valid calendar dates (`2024-02-30` is a STRING), and
+/// nesting deeper than 64 levels is read as a STRING rather than risking the
+/// stack. Never panics.
+///
+/// ```
+/// use connect_api::{values::parse_string, Schema, Type, Value};
+///
+/// let sv = parse_string("42");
+/// assert_eq!((sv.schema, sv.value), (Some(Schema::int8()), Value::Int8(42)));
+/// assert_eq!(parse_string("70000").value, Value::Int32(70000));
+/// assert_eq!(parse_string("2.5").value, Value::Float32(2.5));
+/// assert_eq!(parse_string("2024-01-31").value, Value::Date(19753));
+/// let list = parse_string("[1, 300]");
+/// assert_eq!(list.value, Value::Array(vec![Value::Int16(1), Value::Int16(300)]));
+/// assert_eq!(list.schema.unwrap().value_schema(), Some(&Schema::int16()));
+/// assert_eq!(parse_string("1::2").value, Value::from("1::2"));
+/// assert_eq!(parse_string("true that").value, Value::from("true that"));
+/// assert!(parse_string("null").value.is_null());
+/// ```
+pub fn parse_string(input: &str) -> SchemaAndValue {
+    let mut parser = Parser {
+        s: input,
+        pos: 0,
+        depth: 0,
+    };
+    let parsed = parser.value(false);
+    parser.skip_ws();
+    match parsed {
+        Some((schema, value)) if parser.pos == input.len() => SchemaAndValue::new(schema, value),
+        _ => SchemaAndValue::new(Some(Schema::string()), Value::String(input.to_string())),
+    }
+}
+
+/// Arrays and maps nested deeper than this parse as a STRING (no stack
+/// overflow on hostile headers).
+const MAX_DEPTH: usize = 64;
+
+/// Characters that end an unquoted token inside an array or map.
+const DELIMITERS: &[u8] = b",:[]{}\"";
+
+type Parsed = Option<(Option<Schema>, Value)>;
+
+struct Parser<'a> {
+    s: &'a str,
+    pos: usize,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.as_bytes().get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> bool {
+        self.skip_ws();
+        if self.peek() == Some(b) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self, embedded: bool) -> Parsed {
+        self.skip_ws();
+        match self.peek()? {
+            b'[' | b'{' if self.depth >= MAX_DEPTH => None,
+            b'[' => {
+                self.depth += 1;
+                let parsed = self.array();
+                self.depth -= 1;
+                parsed
+            }
+            b'{' => {
+                self.depth += 1;
+                let parsed = self.map();
+                self.depth -= 1;
+                parsed
+            }
+            b'"' if embedded => self.quoted(),
+            _ => {
+                if let Some(parsed) = self.temporal() {
+                    return Some(parsed);
+                }
+                let start = self.pos;
+                if embedded {
+                    while self.peek().is_some_and(|b| !DELIMITERS.contains(&b)) {
+                        self.pos += 1;
+                    }
+                } else {
+                    self.pos = self.s.len();
+                }
+                // Delimiters are ASCII, so `pos` is on a char boundary.
+                let token = self.s.get(start..self.pos)?.trim();
+                scalar(token, embedded)
+            }
+        }
+    }
+
+    fn quoted(&mut self) -> Parsed {
+        self.pos += 1; // opening quote
+        let mut out = String::new();
+        let mut chars = self.s.get(self.pos..)?.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => {
+                    self.pos += i + 1;
+                    return Some((Some(Schema::string()), Value::String(out)));
+                }
+                '\\' => out.push(chars.next()?.1),
+                c => out.push(c),
+            }
+        }
+        None
+    }
+
+    fn array(&mut self) -> Parsed {
+        self.pos += 1; // '['
+        let mut items = Vec::new();
+        let mut common = Common::default();
+        if !self.eat(b']') {
+            loop {
+                let (schema, value) = self.value(true)?;
+                common.add(schema.as_ref(), &value);
+                items.push(value);
+                if self.eat(b']') {
+                    break;
+                }
+                if !self.eat(b',') {
+                    return None;
+                }
+            }
+        }
+        Some(match common.finish() {
+            Some(elem) => {
+                let items = items
+                    .iter()
+                    .map(|v| widen(v, &elem))
+                    .collect::<Option<_>>()?;
+                (SchemaBuilder::array(elem).build().ok(), Value::Array(items))
+            }
+            None => (None, Value::Array(items)),
+        })
+    }
+
+    fn map(&mut self) -> Parsed {
+        self.pos += 1; // '{'
+        let mut entries = Vec::new();
+        let (mut keys, mut values) = (Common::default(), Common::default());
+        if !self.eat(b'}') {
+            loop {
+                let (ks, k) = self.value(true)?;
+                if !self.eat(b':') {
+                    return None;
+                }
+                let (vs, v) = self.value(true)?;
+                keys.add(ks.as_ref(), &k);
+                values.add(vs.as_ref(), &v);
+                entries.push((k, v));
+                if self.eat(b'}') {
+                    break;
+                }
+                if !self.eat(b',') {
+                    return None;
+                }
+            }
+        }
+        Some(match (keys.finish(), values.finish()) {
+            (Some(ks), Some(vs)) => {
+                let entries = entries
+                    .iter()
+                    .map(|(k, v)| Some((widen(k, &ks)?, widen(v, &vs)?)))
+                    .collect::<Option<_>>()?;
+                (SchemaBuilder::map(ks, vs).build().ok(), Value::Map(entries))
+            }
+            _ => (None, Value::Map(entries)),
+        })
+    }
+
+    /// A Date, Time or Timestamp at the current position, when one ends at
+    /// a token boundary (their `:` and `-` would otherwise split tokens).
+    fn temporal(&mut self) -> Parsed {
+        let rest = self.s.as_bytes().get(self.pos..)?;
+        let ends_at = |len: usize| {
+            rest.get(len)
+                .is_none_or(|b| b.is_ascii_whitespace() || DELIMITERS.contains(b))
+        };
+        let (len, parsed) = if let Some(ms) = parse_timestamp(rest).filter(|_| ends_at(24)) {
+            (24, (logical::timestamp_schema(), Value::Timestamp(ms)))
+        } else if let Some(ms) = parse_time(rest).filter(|_| ends_at(13)) {
+            (13, (logical::time_schema(), Value::Time(ms)))
+        } else if let Some(days) = parse_date(rest).filter(|_| ends_at(10)) {
+            (10, (logical::date_schema(), Value::Date(days)))
+        } else {
+            return None;
+        };
+        self.pos += len;
+        Some((Some(parsed.0), parsed.1))
+    }
+}
+
+/// A bare token: boolean, null, number, or (inside arrays and maps) a string.
+fn scalar(token: &str, embedded: bool) -> Parsed {
+    match token {
+        "" => None,
+        "true" => Some((Some(Schema::boolean()), Value::Boolean(true))),
+        "false" => Some((Some(Schema::boolean()), Value::Boolean(false))),
+        "null" => Some((None, Value::Null)),
+        _ => match number(token) {
+            Some(parsed) => Some(parsed),
+            None if embedded => Some((Some(Schema::string()), Value::String(token.to_string()))),
+            None => None,
+        },
+    }
+}
+
+/// Whether `token` is `[+-]digits[.digits][(e|E)[+-]digits]` with at least
+/// one mantissa digit (Java's `BigDecimal` grammar).
+fn is_number(token: &str) -> bool {
+    let b = token.as_bytes();
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    let mut mantissa = digits(&mut i);
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        mantissa += digits(&mut i);
+    }
+    if mantissa == 0 {
+        return false;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+fn number(token: &str) -> Parsed {
+    if !is_number(token) {
+        return None;
+    }
+    // A scale of 0 (`12`, `1.5E1`) is an integer, as BigDecimal's scale.
+    if let Ok(d) = token.parse::<Decimal>() {
+        if d.scale() == 0 {
+            let int = i64::try_from(d.unscaled()).ok();
+            return Some(match int {
+                Some(v) => smallest_int(v),
+                None => (Some(logical::decimal_schema(0)), Value::Decimal(d)),
+            });
+        }
+        let f = token.parse::<f32>().ok()?;
+        if f.is_finite() {
+            return Some((Some(Schema::float32()), Value::Float32(f)));
+        }
+        let f = token.parse::<f64>().ok()?;
+        if f.is_finite() {
+            return Some((Some(Schema::float64()), Value::Float64(f)));
+        }
+        let scale = d.scale();
+        return Some((Some(logical::decimal_schema(scale)), Value::Decimal(d)));
+    }
+    // The exponent overflows a 32-bit scale: far beyond any float, so a
+    // tiny magnitude is 0.0 and a huge one is no number we can hold.
+    token
+        .parse::<f32>()
+        .ok()
+        .filter(|f| f.is_finite())
+        .map(|f| (Some(Schema::float32()), Value::Float32(f)))
+}
+
+fn smallest_int(v: i64) -> (Option<Schema>, Value) {
+    if let Ok(v) = i8::try_from(v) {
+        (Some(Schema::int8()), Value::Int8(v))
+    } else if let Ok(v) = i16::try_from(v) {
+        (Some(Schema::int16()), Value::Int16(v))
+    } else if let Ok(v) = i32::try_from(v) {
+        (Some(Schema::int32()), Value::Int32(v))
+    } else {
+        (Some(Schema::int64()), Value::Int64(v))
+    }
+}
+
+fn two_digits(b: &[u8], at: usize) -> Option<u32> {
+    let (hi, lo) = (*b.get(at)?, *b.get(at + 1)?);
+    (hi.is_ascii_digit() && lo.is_ascii_digit())
+        .then(|| u32::from(hi - b'0') * 10 + u32::from(lo - b'0'))
+}
+
+/// `yyyy-MM-dd` at the start of `b`, as days since the epoch.
+fn parse_date(b: &[u8]) -> Option<i32> {
+    if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
+        return None;
+    }
+    let year = i64::from(two_digits(b, 0)? * 100 + two_digits(b, 2)?);
+    let (month, day) = (two_digits(b, 5)?, two_digits(b, 8)?);
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if day == 0 || day > days_in_month {
+        return None;
+    }
+    i32::try_from(days_from_civil(year, month, day)).ok()
+}
+
+/// `HH:mm:ss.SSSZ` at the start of `b`, as milliseconds of the day.
+fn parse_time(b: &[u8]) -> Option<i32> {
+    if b.get(2) != Some(&b':')
+        || b.get(5) != Some(&b':')
+        || b.get(8) != Some(&b'.')
+        || b.get(12) != Some(&b'Z')
+    {
+        return None;
+    }
+    let (h, m, s) = (two_digits(b, 0)?, two_digits(b, 3)?, two_digits(b, 6)?);
+    let ms = two_digits(b, 9)? * 10 + u32::from(b.get(11).filter(|c| c.is_ascii_digit())? - b'0');
+    if h > 23 || m > 59 || s > 59 {
+        return None;
+    }
+    i32::try_from(((h * 60 + m) * 60 + s) * 1000 + ms).ok()
+}
+
+/// `yyyy-MM-ddTHH:mm:ss.SSSZ` at the start of `b`, as epoch milliseconds.
+fn parse_timestamp(b: &[u8]) -> Option<i64> {
+    if b.get(10) != Some(&b'T') {
+        return None;
+    }
+    let days = parse_date(b)?;
+    let ms = parse_time(b.get(11..)?)?;
+    Some(i64::from(days) * MILLIS_PER_DAY + i64::from(ms))
+}
+
+/// The schema shared by the elements seen so far (`None` schemas are nulls).
+#[derive(Default)]
+struct Common {
+    schema: Option<Schema>,
+    nulls: bool,
+    mixed: bool,
+}
+
+impl Common {
+    fn add(&mut self, schema: Option<&Schema>, value: &Value) {
+        let Some(schema) = schema else {
+            // A nested schemaless array or map has no schema either.
+            self.nulls |= value.is_null();
+            self.mixed |= !value.is_null();
+            return;
+        };
+        self.schema = match self.schema.take() {
+            None => Some(schema.clone()),
+            Some(prev) if prev == *schema => Some(prev),
+            Some(prev) => {
+                let wider = match (prev.name(), schema.name()) {
+                    (None, None)
+                        if projector::SchemaProjector::is_promotable(prev.ty(), schema.ty()) =>
+                    {
+                        Some(schema.clone())
+                    }
+                    (None, None)
+                        if projector::SchemaProjector::is_promotable(schema.ty(), prev.ty()) =>
+                    {
+                        Some(prev)
+                    }
+                    _ => None,
+                };
+                self.mixed |= wider.is_none();
+                wider
+            }
+        };
+    }
+
+    /// The element schema (optional when a null was seen), or `None` when
+    /// the elements share no type or are all null.
+    fn finish(self) -> Option<Schema> {
+        if self.mixed {
+            return None;
+        }
+        let schema = self.schema?;
+        if self.nulls {
+            optional_copy(&schema)
+        } else {
+            Some(schema)
+        }
+    }
+}
+
+/// The same schema, optional (parsed schemas have no default or doc).
+fn optional_copy(schema: &Schema) -> Option<Schema> {
+    if let (Some(s), None) = (Schema::of_type(schema.ty(), true), schema.name()) {
+        return Some(s);
+    }
+    let builder = match logical::LogicalType::of(schema) {
+        Some(logical::LogicalType::Decimal) => {
+            logical::decimal_builder(logical::decimal_scale(schema).ok()?)
+        }
+        Some(logical::LogicalType::Date) => logical::date_builder(),
+        Some(logical::LogicalType::Time) => logical::time_builder(),
+        Some(logical::LogicalType::Timestamp) => logical::timestamp_builder(),
+        None => match schema.ty() {
+            Type::Array => SchemaBuilder::array(schema.value_schema()?.clone()),
+            Type::Map => {
+                SchemaBuilder::map(schema.key_schema()?.clone(), schema.value_schema()?.clone())
+            }
+            _ => return None,
+        },
+    };
+    builder.optional().build().ok()
+}
+
+/// `value` as an element of `schema` (numeric widening); nulls stay null.
+fn widen(value: &Value, schema: &Schema) -> Option<Value> {
+    if value.is_null() || schema.name().is_some() || !schema.ty().is_primitive() {
+        return Some(value.clone());
+    }
+    projector::promote(value, schema.ty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::schema::{Schema, SchemaBuilder};
     use crate::structs::Struct;
+
+    fn parsed(input: &str) -> (Option<Schema>, Value) {
+        let sv = parse_string(input);
+        (sv.schema, sv.value)
+    }
+
+    fn is_string(input: &str) {
+        assert_eq!(
+            parsed(input),
+            (Some(Schema::string()), Value::from(input)),
+            "{input:?} should stay a STRING"
+        );
+    }
+
+    #[test]
+    fn booleans_and_null_only_as_whole_input() {
+        assert_eq!(
+            parsed("true"),
+            (Some(Schema::boolean()), Value::Boolean(true))
+        );
+        assert_eq!(
+            parsed("false"),
+            (Some(Schema::boolean()), Value::Boolean(false))
+        );
+        assert_eq!(parsed("null"), (None, Value::Null));
+        for s in [
+            "true1",
+            "true false",
+            "TRUE",
+            "nullx",
+            "",
+            " ",
+            "hello world",
+        ] {
+            is_string(s);
+        }
+    }
+
+    #[test]
+    fn integers_take_the_smallest_type() {
+        assert_eq!(parsed("-128"), (Some(Schema::int8()), Value::Int8(-128)));
+        assert_eq!(parsed("128"), (Some(Schema::int16()), Value::Int16(128)));
+        assert_eq!(
+            parsed("-32769"),
+            (Some(Schema::int32()), Value::Int32(-32769))
+        );
+        assert_eq!(
+            parsed("9223372036854775807"),
+            (Some(Schema::int64()), Value::Int64(i64::MAX))
+        );
+        assert_eq!(
+            parsed("9223372036854775808"),
+            (
+                Some(logical::decimal_schema(0)),
+                Value::Decimal("9223372036854775808".parse().unwrap())
+            )
+        );
+        assert_eq!(parsed("+7").value(), Value::Int8(7));
+        assert_eq!(
+            parsed("1.5E1").value(),
+            Value::Int8(15),
+            "scale 0 is an integer"
+        );
+    }
+
+    trait ValueOf {
+        fn value(self) -> Value;
+    }
+    impl ValueOf for (Option<Schema>, Value) {
+        fn value(self) -> Value {
+            self.1
+        }
+    }
+
+    #[test]
+    fn fractions_are_float32_then_float64_then_decimal() {
+        assert_eq!(
+            parsed("0.1"),
+            (Some(Schema::float32()), Value::Float32(0.1))
+        );
+        assert_eq!(parsed("1E+3").value(), Value::Float32(1000.0));
+        assert_eq!(parsed(".5").value(), Value::Float32(0.5));
+        assert_eq!(
+            parsed("1e300"),
+            (Some(Schema::float64()), Value::Float64(1e300))
+        );
+        let (schema, value) = parsed("1.5e400");
+        assert_eq!(schema, Some(logical::decimal_schema(-399)));
+        assert_eq!(value, Value::Decimal(Decimal::new(15, -399)));
+        assert_eq!(parsed("1e-99999999999").value(), Value::Float32(0.0));
+        // As BigDecimal, "1." has scale 0: an integer.
+        assert_eq!(parsed("1.").value(), Value::Int8(1));
+        for s in [
+            "1e", "1e+", "--1", "1.2.3", "0x10", "NaN", "Infinity", "1_000",
+        ] {
+            is_string(s);
+        }
+    }
+
+    #[test]
+    fn temporal_values() {
+        assert_eq!(
+            parsed("2024-01-31"),
+            (Some(logical::date_schema()), Value::Date(19753))
+        );
+        assert_eq!(
+            parsed("13:45:00.001Z"),
+            (Some(logical::time_schema()), Value::Time(49_500_001))
+        );
+        assert_eq!(
+            parsed("2024-01-31T13:45:00.000Z"),
+            (
+                Some(logical::timestamp_schema()),
+                Value::Timestamp(1_706_708_700_000)
+            )
+        );
+        assert_eq!(parsed("2024-02-29").value(), Value::Date(19782));
+        for s in [
+            "2023-02-29",
+            "2024-13-01",
+            "2024-1-01",
+            "24:00:00.000Z",
+            "13:45:00.000",
+            "2024-01-31T13:45:00Z",
+            "2024-01-31x",
+        ] {
+            is_string(s);
+        }
+    }
+
+    #[test]
+    fn arrays_widen_to_a_common_type() {
+        let (schema, value) = parsed("[1, 2.5, 300]");
+        assert_eq!(schema.unwrap().value_schema(), Some(&Schema::float32()));
+        assert_eq!(
+            value,
+            Value::Array(vec![
+                Value::Float32(1.0),
+                Value::Float32(2.5),
+                Value::Float32(300.0)
+            ])
+        );
+        let (schema, value) = parsed(r#"["a", null, "b\"c"]"#);
+        assert_eq!(
+            schema.unwrap().value_schema(),
+            Some(&Schema::optional_string())
+        );
+        assert_eq!(
+            value,
+            Value::Array(vec![Value::from("a"), Value::Null, Value::from("b\"c")])
+        );
+        let (schema, value) = parsed(r#"[1, "a", true]"#);
+        assert_eq!(schema, None, "no common type: schemaless");
+        assert_eq!(
+            value,
+            Value::Array(vec![Value::Int8(1), Value::from("a"), Value::Boolean(true)])
+        );
+        assert_eq!(parsed("[]"), (None, Value::Array(vec![])));
+        let (schema, _) = parsed("[[1], [2, 3]]");
+        let inner = SchemaBuilder::array(Schema::int8()).build().unwrap();
+        assert_eq!(schema.unwrap().value_schema(), Some(&inner));
+        let (schema, _) = parsed("[2024-01-31, null]");
+        assert_eq!(
+            schema.unwrap().value_schema(),
+            Some(&logical::date_builder().optional().build().unwrap())
+        );
+    }
+
+    #[test]
+    fn maps_and_embedded_temporals() {
+        let (schema, value) = parsed(r#"{"a": 1, "b": 70000}"#);
+        let schema = schema.unwrap();
+        assert_eq!(schema.key_schema(), Some(&Schema::string()));
+        assert_eq!(schema.value_schema(), Some(&Schema::int32()));
+        assert_eq!(
+            value,
+            Value::string_map([("a", Value::Int32(1)), ("b", Value::Int32(70000))])
+        );
+        let (_, value) = parsed("{12:00:00.000Z:2024-01-31T13:45:00.000Z}");
+        assert_eq!(
+            value,
+            Value::Map(vec![(
+                Value::Time(43_200_000),
+                Value::Timestamp(1_706_708_700_000)
+            )])
+        );
+        assert_eq!(parsed("{}"), (None, Value::Map(vec![])));
+        for s in [
+            "{",
+            "{a}",
+            "{a:1,}",
+            "[1,",
+            "[1,]",
+            "[1 2",
+            "{\"a\":1}}",
+            "[\"a]",
+            "]",
+        ] {
+            is_string(s);
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_a_string_not_a_stack_overflow() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        is_string(&deep);
+        let ok = format!("{}1{}", "[".repeat(10), "]".repeat(10));
+        assert!(parse_string(&ok).schema.is_some());
+    }
+
+    #[test]
+    fn render_then_parse_round_trips() {
+        for v in [
+            Value::Boolean(true),
+            Value::Int8(-3),
+            Value::Int64(i64::MIN),
+            Value::Float32(1.0e-7),
+            Value::Float32(3.4028235e38),
+            Value::Date(-719_528),
+            Value::Time(86_399_999),
+            Value::Timestamp(253_402_300_799_999),
+            Value::Array(vec![Value::from("x,y"), Value::from("q\"\\")]),
+        ] {
+            assert_eq!(parse_string(&convert_to_string(&v)).value, v, "{v:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_and_falls_back_to_the_input(s in "\\PC*") {
+            let sv = parse_string(&s);
+            if sv.schema.as_ref().map(Schema::ty) == Some(Type::String) {
+                if let Value::String(out) = &sv.value {
+                    proptest::prop_assert_eq!(out, &s);
+                }
+            }
+        }
+
+        #[test]
+        fn structured_noise_never_panics(s in "[\\[\\]{}\",:0-9a-z.eE+\\- \\\\]{0,40}") {
+            let sv = parse_string(&s);
+            if let Some(schema) = &sv.schema {
+                proptest::prop_assert!(schema.validate_value(&sv.value).is_ok(), "{:?}", sv);
+            }
+        }
+    }
 
     #[test]
     fn civil_round_trip() {
