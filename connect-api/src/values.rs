@@ -1,19 +1,33 @@
-//! `Values`: render values as strings, and parse strings into typed values.
+//! `Values`: render values as strings, parse strings into typed values, and
+//! coerce values between types (Kafka's `Values`).
 //!
 //! Rendering follows Kafka's `Values.convertToString`: a top-level string is
 //! written raw, nested strings are quoted; bytes are base64; Date, Time and
 //! Timestamp use ISO-8601 (`2024-01-31`, `13:45:00.000Z`,
 //! `2024-01-31T13:45:00.000Z`); structs and maps are written `{"k":v}` and
-//! arrays `[a,b]`.
+//! arrays `[a,b]`. [`parse_string`] reads that form back, inferring a schema;
+//! the `convert_to_*` functions coerce a value (with its schema, if any) to
+//! one type, returning a data error that names both types when they cannot.
+//!
+//! What survives `convert_to_string` then `parse_string` unchanged: BOOLEAN;
+//! integers (as the smallest type that holds them: `INT32 5` reads back as
+//! `INT8 5`); finite FLOAT32; Time; Date and Timestamp in years 0000-9999;
+//! arrays and maps of those when the elements share a type. Not: STRING
+//! (`"5"` reads as a number) and BYTES (read as their base64 text), FLOAT64
+//! within the float range (read as the nearest FLOAT32: lossy, as in Kafka),
+//! NaN and infinities (read as STRING), Decimal (read as a float).
 
+use std::borrow::Cow;
 use std::fmt::{self, Write};
 
 use base64::Engine as _;
 
 use crate::converter::SchemaAndValue;
+use crate::error::{ConnectError, Result};
 use crate::logical::{self, Decimal, MILLIS_PER_DAY};
 use crate::projector;
 use crate::schema::{Schema, SchemaBuilder, Type};
+use crate::structs::Struct;
 use crate::value::Value;
 
 /// Render `value` as Kafka's `Values.convertToString` does.
@@ -617,6 +631,359 @@ fn widen(value: &Value, schema: &Schema) -> Option<Value> {
     projector::promote(value, schema.ty())
 }
 
+/// A number extracted for coercion.
+enum Num {
+    Int(i64),
+    Float(f64),
+    Dec(Decimal),
+}
+
+fn unable(value: &Value, to: &str) -> ConnectError {
+    ConnectError::data(format!(
+        "Unable to convert a value of type {} to {to}",
+        value.type_name()
+    ))
+}
+
+fn out_of_range(shown: impl fmt::Display, to: &str) -> ConnectError {
+    ConnectError::data(format!(
+        "Unable to convert {shown} to {to}: the value is out of range"
+    ))
+}
+
+/// The value with a logical schema applied: an INT32 under a Date schema
+/// becomes a [`Value::Date`], Decimal bytes a [`Value::Decimal`].
+fn logical_view<'a>(schema: Option<&Schema>, value: &'a Value) -> Result<Cow<'a, Value>> {
+    match schema {
+        Some(s) if s.name().is_some() && logical::LogicalType::of(s).is_some() => {
+            Ok(Cow::Owned(logical::from_primitive(s, value.clone())?))
+        }
+        _ => Ok(Cow::Borrowed(value)),
+    }
+}
+
+/// A string parsed with [`parse_string`], for coercions that accept text;
+/// an error when it parses to nothing but a string.
+fn parse_text(text: &str, to: &str) -> Result<Value> {
+    match parse_string(text).value {
+        Value::String(_) => Err(ConnectError::data(format!(
+            "Unable to convert a STRING to {to}: the text does not parse as {to}"
+        ))),
+        v => Ok(v),
+    }
+}
+
+fn numeric(value: &Value, to: &str) -> Result<Num> {
+    Ok(match value {
+        Value::Int8(v) => Num::Int(i64::from(*v)),
+        Value::Int16(v) => Num::Int(i64::from(*v)),
+        Value::Int32(v) | Value::Date(v) | Value::Time(v) => Num::Int(i64::from(*v)),
+        Value::Int64(v) | Value::Timestamp(v) => Num::Int(*v),
+        Value::Float32(v) => Num::Float(f64::from(*v)),
+        Value::Float64(v) => Num::Float(*v),
+        Value::Boolean(b) => Num::Int(i64::from(*b)),
+        Value::Decimal(d) => Num::Dec(d.clone()),
+        Value::String(s) => match parse_text(s, to)? {
+            v @ (Value::Array(_) | Value::Map(_) | Value::Null) => return Err(unable(&v, to)),
+            v => numeric(&v, to)?,
+        },
+        other => return Err(unable(other, to)),
+    })
+}
+
+/// Truncate toward zero, as Java's `longValue()`; an error when out of range.
+fn to_i64(num: Num, to: &str) -> Result<i64> {
+    match num {
+        Num::Int(v) => Ok(v),
+        // `as` saturates, so compare against the exact bounds first.
+        Num::Float(f) if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) => {
+            Ok(f.trunc() as i64)
+        }
+        Num::Float(f) => Err(out_of_range(f, to)),
+        Num::Dec(d) => decimal_to_i64(&d).ok_or_else(|| out_of_range(&d, to)),
+    }
+}
+
+fn decimal_to_i64(d: &Decimal) -> Option<i64> {
+    use num_bigint::BigInt;
+    let scale = d.scale();
+    let ten = BigInt::from(10u8);
+    let whole = if scale >= 0 {
+        // 10^scale > 2^scale > |unscaled| once scale reaches its bit length.
+        if u64::try_from(scale).ok()? >= d.unscaled().bits() {
+            return Some(0);
+        }
+        d.unscaled() / ten.pow(scale.unsigned_abs())
+    } else {
+        if d.unscaled().bits() == 0 {
+            return Some(0);
+        }
+        if scale < -19 {
+            return None;
+        }
+        d.unscaled() * ten.pow(scale.unsigned_abs())
+    };
+    i64::try_from(&whole).ok()
+}
+
+fn to_f64(num: Num) -> f64 {
+    match num {
+        Num::Int(v) => v as f64,
+        Num::Float(f) => f,
+        Num::Dec(d) => d.to_f64(),
+    }
+}
+
+macro_rules! convert_int {
+    ($(#[$doc:meta])* $fn:ident, $ty:ty, $name:literal) => {
+        $(#[$doc])*
+        ///
+        /// Integers, floats (truncated toward zero), decimals, booleans
+        /// (1/0), logical values (their encoding) and numeric text are
+        /// accepted; a value out of the type's range is an error, not a
+        /// wrap-around. Null gives `None`.
+        pub fn $fn(schema: Option<&Schema>, value: &Value) -> Result<Option<$ty>> {
+            if value.is_null() {
+                return Ok(None);
+            }
+            let value = logical_view(schema, value)?;
+            let wide = to_i64(numeric(&value, $name)?, $name)?;
+            <$ty>::try_from(wide).map(Some).map_err(|_| out_of_range(wide, $name))
+        }
+    };
+}
+
+convert_int!(/// Coerce to INT8 (Kafka's `Values.convertToByte`).
+    convert_to_int8, i8, "INT8");
+convert_int!(/// Coerce to INT16 (Kafka's `Values.convertToShort`).
+    convert_to_int16, i16, "INT16");
+convert_int!(/// Coerce to INT32 (Kafka's `Values.convertToInteger`).
+    convert_to_int32, i32, "INT32");
+convert_int!(/// Coerce to INT64 (Kafka's `Values.convertToLong`).
+    ///
+    /// ```
+    /// use connect_api::{values::convert_to_int64, Value};
+    /// assert_eq!(convert_to_int64(None, &Value::from("42")).unwrap(), Some(42));
+    /// assert_eq!(convert_to_int64(None, &Value::Float64(-2.9)).unwrap(), Some(-2));
+    /// assert_eq!(
+    ///     convert_to_int64(None, &Value::from("abc")).unwrap_err().to_string(),
+    ///     "Unable to convert a STRING to INT64: the text does not parse as INT64"
+    /// );
+    /// ```
+    convert_to_int64, i64, "INT64");
+
+/// Coerce to FLOAT64 (Kafka's `Values.convertToDouble`): any number, a
+/// boolean (1.0/0.0), a logical value's encoding, or numeric text.
+pub fn convert_to_float64(schema: Option<&Schema>, value: &Value) -> Result<Option<f64>> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    let value = logical_view(schema, value)?;
+    Ok(Some(to_f64(numeric(&value, "FLOAT64")?)))
+}
+
+/// Coerce to FLOAT32 (Kafka's `Values.convertToFloat`); as Java's
+/// narrowing, a double beyond the float range becomes infinite.
+pub fn convert_to_float32(schema: Option<&Schema>, value: &Value) -> Result<Option<f32>> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    let value = logical_view(schema, value)?;
+    Ok(Some(to_f64(numeric(&value, "FLOAT32")?) as f32))
+}
+
+/// Coerce to BOOLEAN (Kafka's `Values.convertToBoolean`): a boolean, the
+/// text `true`/`false`, or a number (zero is false).
+///
+/// ```
+/// use connect_api::{values::convert_to_boolean, Value};
+/// assert_eq!(convert_to_boolean(None, &Value::from("true")).unwrap(), Some(true));
+/// assert_eq!(convert_to_boolean(None, &Value::Int32(0)).unwrap(), Some(false));
+/// assert!(convert_to_boolean(None, &Value::from("yes")).is_err());
+/// ```
+pub fn convert_to_boolean(schema: Option<&Schema>, value: &Value) -> Result<Option<bool>> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Boolean(b) => Ok(Some(*b)),
+        Value::String(s) => convert_to_boolean(None, &parse_text(s, "BOOLEAN")?),
+        v => {
+            let v = logical_view(schema, v)?;
+            Ok(Some(match numeric(&v, "BOOLEAN")? {
+                Num::Int(i) => i != 0,
+                Num::Float(f) => f != 0.0,
+                Num::Dec(d) => d.unscaled().bits() != 0,
+            }))
+        }
+    }
+}
+
+/// Coerce to an ARRAY's elements (Kafka's `Values.convertToList`): an
+/// array, or text that parses to one (`[1, 2]`).
+pub fn convert_to_list(_schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<Value>>> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Array(items) => Ok(Some(items.clone())),
+        Value::String(s) => match parse_text(s, "ARRAY")? {
+            Value::Array(items) => Ok(Some(items)),
+            other => Err(unable(&other, "ARRAY")),
+        },
+        other => Err(unable(other, "ARRAY")),
+    }
+}
+
+/// Coerce to a MAP's entries (Kafka's `Values.convertToMap`): a map, or
+/// text that parses to one (`{"a": 1}`).
+pub fn convert_to_map(
+    _schema: Option<&Schema>,
+    value: &Value,
+) -> Result<Option<Vec<(Value, Value)>>> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Map(entries) => Ok(Some(entries.clone())),
+        Value::String(s) => match parse_text(s, "MAP")? {
+            Value::Map(entries) => Ok(Some(entries)),
+            other => Err(unable(&other, "MAP")),
+        },
+        other => Err(unable(other, "MAP")),
+    }
+}
+
+/// Coerce to a STRUCT (Kafka's `Values.convertToStruct`): only a struct is
+/// one; text is not parsed into structs.
+pub fn convert_to_struct(_schema: Option<&Schema>, value: &Value) -> Result<Option<Struct>> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Struct(s) => Ok(Some(s.clone())),
+        other => Err(unable(other, "STRUCT")),
+    }
+}
+
+/// Rescale without rounding: adding zeros, or dropping zeros only.
+fn rescale(d: Decimal, scale: i32) -> Result<Decimal> {
+    use num_bigint::BigInt;
+    use num_traits::Zero;
+    let cannot = |d: &Decimal| {
+        ConnectError::data(format!(
+            "Unable to convert {d} to a Decimal of scale {scale} without rounding"
+        ))
+    };
+    let diff = i64::from(scale) - i64::from(d.scale());
+    if diff == 0 || d.unscaled().is_zero() {
+        return Ok(Decimal::new(d.unscaled().clone(), scale));
+    }
+    // Bounded so a hostile scale parameter cannot ask for a huge power of ten.
+    if diff.abs() > 4096 {
+        return Err(cannot(&d));
+    }
+    let factor = BigInt::from(10u8).pow(diff.unsigned_abs() as u32);
+    if diff > 0 {
+        return Ok(Decimal::new(d.unscaled() * factor, scale));
+    }
+    if !(d.unscaled() % &factor).is_zero() {
+        return Err(cannot(&d));
+    }
+    Ok(Decimal::new(d.unscaled() / factor, scale))
+}
+
+/// Coerce to a Decimal of `scale` (Kafka's `Values.convertToDecimal`): a
+/// decimal, an integer, a float (through its shortest decimal text) or
+/// decimal text (`"12.50"`). The value is rescaled only when no digit is
+/// lost (`1.5` to scale 2 is `1.50`; `1.25` to scale 1 is an error).
+///
+/// ```
+/// use connect_api::{values::convert_to_decimal, Decimal, Value};
+/// let d = convert_to_decimal(None, &Value::from("1.5"), 2).unwrap().unwrap();
+/// assert_eq!(d, Decimal::new(150, 2));
+/// assert!(convert_to_decimal(None, &Value::Float64(1.25), 1).is_err());
+/// ```
+pub fn convert_to_decimal(
+    schema: Option<&Schema>,
+    value: &Value,
+    scale: i32,
+) -> Result<Option<Decimal>> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    let value = logical_view(schema, value)?;
+    let decimal = match &*value {
+        Value::String(s) => s.trim().parse::<Decimal>()?,
+        v => match numeric(v, "Decimal")? {
+            Num::Int(i) => Decimal::new(i, 0),
+            Num::Float(f) if f.is_finite() => f.to_string().parse::<Decimal>()?,
+            Num::Float(f) => return Err(out_of_range(f, "Decimal")),
+            Num::Dec(d) => d,
+        },
+    };
+    rescale(decimal, scale).map(Some)
+}
+
+/// Coerce to a Date as days since the epoch (Kafka's
+/// `Values.convertToDate`): a Date, a Timestamp (its day), an integer
+/// (days), or text (`2024-01-31`, or a timestamp).
+pub fn convert_to_date(schema: Option<&Schema>, value: &Value) -> Result<Option<i32>> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    let value = logical_view(schema, value)?;
+    match &*value {
+        Value::Date(d) => Ok(Some(*d)),
+        Value::Timestamp(t) => {
+            let days = t.div_euclid(MILLIS_PER_DAY);
+            i32::try_from(days)
+                .map(Some)
+                .map_err(|_| out_of_range(days, "Date"))
+        }
+        Value::String(s) => convert_to_date(None, &parse_text(s, "Date")?),
+        v @ (Value::Int8(_) | Value::Int16(_) | Value::Int32(_) | Value::Int64(_)) => {
+            let days = to_i64(numeric(v, "Date")?, "Date")?;
+            i32::try_from(days)
+                .map(Some)
+                .map_err(|_| out_of_range(days, "Date"))
+        }
+        other => Err(unable(other, "Date")),
+    }
+}
+
+/// Coerce to a Time as milliseconds of the day (Kafka's
+/// `Values.convertToTime`): a Time, a Timestamp (its time of day), an
+/// integer in `0..86_400_000`, or text (`13:45:00.000Z`, or a timestamp).
+pub fn convert_to_time(schema: Option<&Schema>, value: &Value) -> Result<Option<i32>> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    let value = logical_view(schema, value)?;
+    match &*value {
+        Value::Time(t) => Ok(Some(*t)),
+        Value::Timestamp(t) => Ok(Some(t.rem_euclid(MILLIS_PER_DAY) as i32)),
+        Value::String(s) => convert_to_time(None, &parse_text(s, "Time")?),
+        v @ (Value::Int8(_) | Value::Int16(_) | Value::Int32(_) | Value::Int64(_)) => {
+            let ms = to_i64(numeric(v, "Time")?, "Time")?;
+            logical::time_from_millis(ms).map(Some)
+        }
+        other => Err(unable(other, "Time")),
+    }
+}
+
+/// Coerce to a Timestamp as epoch milliseconds (Kafka's
+/// `Values.convertToTimestamp`): a Timestamp, a Date (its midnight), a Time
+/// (on the epoch day), an integer (milliseconds), or text.
+pub fn convert_to_timestamp(schema: Option<&Schema>, value: &Value) -> Result<Option<i64>> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    let value = logical_view(schema, value)?;
+    match &*value {
+        Value::Timestamp(t) => Ok(Some(*t)),
+        Value::Date(d) => Ok(Some(logical::date_to_millis(*d))),
+        Value::Time(t) => Ok(Some(i64::from(*t))),
+        Value::String(s) => convert_to_timestamp(None, &parse_text(s, "Timestamp")?),
+        v @ (Value::Int8(_) | Value::Int16(_) | Value::Int32(_) | Value::Int64(_)) => {
+            to_i64(numeric(v, "Timestamp")?, "Timestamp").map(Some)
+        }
+        other => Err(unable(other, "Timestamp")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -867,6 +1234,146 @@ mod tests {
                 proptest::prop_assert!(schema.validate_value(&sv.value).is_ok(), "{:?}", sv);
             }
         }
+    }
+
+    #[test]
+    fn integer_coercions_check_range() {
+        assert_eq!(
+            convert_to_int8(None, &Value::Int64(-128)).unwrap(),
+            Some(-128)
+        );
+        let e = convert_to_int8(None, &Value::Int32(300)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Unable to convert 300 to INT8: the value is out of range"
+        );
+        assert_eq!(
+            convert_to_int16(None, &Value::Boolean(true)).unwrap(),
+            Some(1)
+        );
+        assert_eq!(
+            convert_to_int32(None, &Value::from(" 7 ")).unwrap(),
+            Some(7)
+        );
+        assert_eq!(
+            convert_to_int32(None, &Value::Float32(2.99)).unwrap(),
+            Some(2)
+        );
+        assert_eq!(
+            convert_to_int64(None, &Value::Decimal(Decimal::new(-1999, 3))).unwrap(),
+            Some(-1)
+        );
+        assert_eq!(
+            convert_to_int64(None, &Value::Decimal(Decimal::new(5, i32::MAX))).unwrap(),
+            Some(0)
+        );
+        assert!(convert_to_int64(None, &Value::Decimal(Decimal::new(5, i32::MIN))).is_err());
+        assert!(convert_to_int64(None, &Value::Float64(f64::NAN)).is_err());
+        assert!(convert_to_int64(None, &Value::Float64(1e19)).is_err());
+        assert_eq!(convert_to_int32(None, &Value::Null).unwrap(), None);
+        assert_eq!(convert_to_int32(None, &Value::Date(3)).unwrap(), Some(3));
+        let e = convert_to_int32(None, &Value::Bytes(vec![1].into())).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Unable to convert a value of type BYTES to INT32"
+        );
+        assert!(convert_to_int32(None, &Value::from("[1]")).is_err());
+    }
+
+    #[test]
+    fn float_and_boolean_coercions() {
+        assert_eq!(
+            convert_to_float64(None, &Value::Int64(3)).unwrap(),
+            Some(3.0)
+        );
+        assert_eq!(
+            convert_to_float32(None, &Value::from("0.5")).unwrap(),
+            Some(0.5)
+        );
+        assert_eq!(
+            convert_to_float64(None, &Value::Decimal(Decimal::new(15, 10))).unwrap(),
+            Some(1.5e-9)
+        );
+        assert_eq!(
+            convert_to_boolean(None, &Value::Float64(0.0)).unwrap(),
+            Some(false)
+        );
+        assert_eq!(
+            convert_to_boolean(None, &Value::from("7")).unwrap(),
+            Some(true)
+        );
+        assert!(convert_to_boolean(None, &Value::from("TRUE")).is_err());
+    }
+
+    #[test]
+    fn decimal_coercion_never_rounds() {
+        let d = |u: i64, s: i32| Some(Decimal::new(u, s));
+        assert_eq!(
+            convert_to_decimal(None, &Value::Int32(3), 2).unwrap(),
+            d(300, 2)
+        );
+        assert_eq!(
+            convert_to_decimal(None, &Value::Float64(0.1), 3).unwrap(),
+            d(100, 3)
+        );
+        assert_eq!(
+            convert_to_decimal(None, &Value::Decimal(Decimal::new(1200, 3)), 1).unwrap(),
+            d(12, 1)
+        );
+        assert!(convert_to_decimal(None, &Value::from("1.25"), 1).is_err());
+        assert!(convert_to_decimal(None, &Value::Int8(1), i32::MAX).is_err());
+        let bytes_schema = logical::decimal_schema(2);
+        assert_eq!(
+            convert_to_decimal(Some(&bytes_schema), &Value::Bytes(vec![0x64].into()), 2).unwrap(),
+            d(100, 2)
+        );
+    }
+
+    #[test]
+    fn temporal_coercions() {
+        let ts = 1_706_708_700_000; // 2024-01-31T13:45:00Z
+        assert_eq!(
+            convert_to_date(None, &Value::Timestamp(ts)).unwrap(),
+            Some(19753)
+        );
+        assert_eq!(
+            convert_to_time(None, &Value::Timestamp(ts)).unwrap(),
+            Some(49_500_000)
+        );
+        assert_eq!(
+            convert_to_timestamp(None, &Value::from("2024-01-31")).unwrap(),
+            Some(19753 * MILLIS_PER_DAY)
+        );
+        assert_eq!(
+            convert_to_timestamp(None, &Value::Int64(5)).unwrap(),
+            Some(5)
+        );
+        assert_eq!(
+            convert_to_date(Some(&logical::date_schema()), &Value::Int32(4)).unwrap(),
+            Some(4)
+        );
+        assert!(convert_to_time(None, &Value::Int64(MILLIS_PER_DAY)).is_err());
+        assert!(convert_to_time(None, &Value::Date(1)).is_err());
+        assert!(convert_to_date(None, &Value::from("yesterday")).is_err());
+    }
+
+    #[test]
+    fn container_coercions() {
+        assert_eq!(
+            convert_to_list(None, &Value::from("[1,2]")).unwrap(),
+            Some(vec![Value::Int8(1), Value::Int8(2)])
+        );
+        assert!(convert_to_list(None, &Value::from("{}")).is_err());
+        assert_eq!(
+            convert_to_map(None, &Value::from(r#"{"a":true}"#)).unwrap(),
+            Some(vec![(Value::from("a"), Value::Boolean(true))])
+        );
+        assert!(convert_to_map(None, &Value::Int8(1)).is_err());
+        let e = convert_to_struct(None, &Value::from("{}")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Unable to convert a value of type STRING to STRUCT"
+        );
     }
 
     #[test]
