@@ -34,6 +34,13 @@ pub enum ErrorKind {
     Retriable,
     /// The requested item (connector, plugin, topic...) does not exist.
     NotFound,
+    /// A source task's stored offset for `partition` is no longer valid in
+    /// the source system (a resume token that expired, a file that was
+    /// replaced). The runtime applies `offsets.invalid.policy`.
+    OffsetInvalid {
+        /// The source partition whose stored offset is invalid.
+        partition: crate::record::SourceMap,
+    },
     /// Any other failure.
     Other,
 }
@@ -103,6 +110,11 @@ impl ConnectError {
     /// A not-found error.
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::NotFound, message)
+    }
+
+    /// The stored offset of source `partition` is no longer valid.
+    pub fn offset_invalid(partition: crate::record::SourceMap, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::OffsetInvalid { partition }, message)
     }
 
     /// Any other error.

@@ -88,7 +88,7 @@ pub trait SinkTaskContext: Send + Sync {
 /// #[async_trait]
 /// impl SinkTask for Collect {
 ///     async fn start(&mut self, _: &ConfigMap, _: Arc<dyn SinkTaskContext>) -> Result<()> { Ok(()) }
-///     async fn put(&mut self, records: Vec<SinkRecord>) -> Result<()> {
+///     async fn put(&mut self, records: &[SinkRecord]) -> Result<()> {
 ///         self.buffered.extend(records.iter().map(|r| r.record.value.to_string()));
 ///         Ok(())
 ///     }
@@ -101,7 +101,7 @@ pub trait SinkTaskContext: Send + Sync {
 /// let mut t = Collect::default();
 /// let rec = SinkRecord::new(connect_api::Record::new("t", None, "a".into()), 0, 0);
 /// futures::executor::block_on(async {
-///     t.put(vec![rec]).await.unwrap();
+///     t.put(&[rec]).await.unwrap();
 ///     let committable = t.pre_commit(TopicPartitionOffsets::new()).await.unwrap();
 ///     assert!(committable.is_empty());
 /// });
@@ -119,8 +119,9 @@ pub trait SinkTask: Send {
 
     /// Write (or buffer) a batch; may be empty. A retriable error makes the
     /// runtime redeliver the same batch after `context.timeout`; any other
-    /// error fails the task.
-    async fn put(&mut self, records: Vec<SinkRecord>) -> Result<()>;
+    /// error fails the task. The batch is borrowed so that redelivery needs
+    /// no copy; clone what must outlive the call.
+    async fn put(&mut self, records: &[SinkRecord]) -> Result<()>;
 
     /// Make everything `put` so far durable.
     async fn flush(&mut self, _offsets: &TopicPartitionOffsets) -> Result<()> {

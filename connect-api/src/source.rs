@@ -42,6 +42,14 @@ pub trait SourceTaskContext: Send + Sync {
     fn configs(&self) -> &ConfigMap;
     /// Committed offsets, to resume from.
     fn offset_storage_reader(&self) -> &dyn OffsetStorageReader;
+
+    /// Move the stored offset of `partition` to `offset` without producing a
+    /// record: a quiet source (a change stream with no changes for hours)
+    /// reports progress so that its resume position does not go stale. The
+    /// offset is committed in order with the records polled before this
+    /// call. The runtime's context implements it; the default does nothing,
+    /// which suits test doubles only.
+    fn heartbeat(&self, _partition: Arc<SourceMap>, _offset: SourceMap) {}
 }
 
 /// A task that polls an external system for records.
