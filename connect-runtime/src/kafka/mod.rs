@@ -13,6 +13,8 @@
 //! is acknowledged or has failed for good.
 
 mod error;
+pub mod memory;
+pub mod partitioner;
 mod types;
 
 pub use connect_api::sink::{TopicPartition, TopicPartitionOffsets};
