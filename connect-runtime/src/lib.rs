@@ -8,3 +8,6 @@ pub mod converters;
 pub mod kafka;
 pub mod errors;
 pub mod offsets;
+pub mod source;
+pub mod status;
+pub mod sink;

@@ -9,6 +9,7 @@
 //! `errors.tolerance`" holds by construction.
 
 mod config;
+pub mod dlq;
 mod pipeline;
 
 pub use config::{error_config_def, ErrorConfig, Tolerance};

@@ -1,0 +1,191 @@
+//! Dead letter queue records: Kafka's `__connect.errors.*` context headers.
+
+use std::fmt::Write as _;
+
+use connect_api::{ConnectError, ErrorKind, SourceMap};
+
+use super::pipeline::Failure;
+use crate::kafka::OutHeader;
+
+/// Header names, as Kafka writes them.
+pub mod headers {
+    /// Topic of the failed record.
+    pub const TOPIC: &str = "__connect.errors.topic";
+    /// Partition of the failed record.
+    pub const PARTITION: &str = "__connect.errors.partition";
+    /// Offset of the failed record.
+    pub const OFFSET: &str = "__connect.errors.offset";
+    /// Connector name.
+    pub const CONNECTOR_NAME: &str = "__connect.errors.connector.name";
+    /// Task id.
+    pub const TASK_ID: &str = "__connect.errors.task.id";
+    /// Failed stage (`VALUE_CONVERTER`...).
+    pub const STAGE: &str = "__connect.errors.stage";
+    /// What ran in that stage.
+    pub const CLASS_NAME: &str = "__connect.errors.class.name";
+    /// The error's class (Kafka's exception class names).
+    pub const EXCEPTION_CLASS_NAME: &str = "__connect.errors.exception.class.name";
+    /// The error message.
+    pub const EXCEPTION_MESSAGE: &str = "__connect.errors.exception.message";
+    /// The error and its causes, one per line.
+    pub const EXCEPTION_STACKTRACE: &str = "__connect.errors.exception.stacktrace";
+    /// Source DLQ only (not in Kafka): the record's source partition as JSON.
+    pub const SOURCE_PARTITION: &str = "__connect.errors.source.partition";
+    /// Source DLQ only (not in Kafka): the record's source offset as JSON.
+    pub const SOURCE_OFFSET: &str = "__connect.errors.source.offset";
+}
+
+/// Kafka's exception class for an error kind, so tools that match on Java
+/// class names keep working.
+pub fn exception_class(error: &ConnectError) -> &'static str {
+    match error.kind() {
+        ErrorKind::Data { .. } => "org.apache.kafka.connect.errors.DataException",
+        ErrorKind::Retriable => "org.apache.kafka.connect.errors.RetriableException",
+        ErrorKind::Config { .. } => "org.apache.kafka.common.config.ConfigException",
+        ErrorKind::SchemaBuilder => "org.apache.kafka.connect.errors.SchemaBuilderException",
+        ErrorKind::NotFound => "org.apache.kafka.connect.errors.NotFoundException",
+        _ => "org.apache.kafka.connect.errors.ConnectException",
+    }
+}
+
+/// The error and its `source()` chain, one per line (Rust's closest thing
+/// to a stack trace).
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let _ = write!(out, "\nCaused by: {c}");
+        cause = c.source();
+    }
+    out
+}
+
+/// Where the failed record came from.
+#[derive(Debug, Clone, Copy)]
+pub enum Origin<'a> {
+    /// A consumed record (sink side): original topic, partition, offset.
+    Consumed {
+        /// Original topic.
+        topic: &'a str,
+        /// Original partition.
+        partition: i32,
+        /// Original offset.
+        offset: i64,
+    },
+    /// A polled record (source side, our extension).
+    Polled {
+        /// Target topic.
+        topic: &'a str,
+        /// Target partition, if the record named one.
+        partition: Option<i32>,
+        /// Source partition.
+        source_partition: &'a SourceMap,
+        /// Source offset.
+        source_offset: &'a SourceMap,
+    },
+}
+
+/// Append the `__connect.errors.*` headers for `failure` to `out`.
+pub fn append_context_headers(
+    out: &mut Vec<OutHeader>,
+    connector: &str,
+    task: u32,
+    origin: Origin<'_>,
+    failure: &Failure,
+) {
+    let mut put = |k: &str, v: String| out.push((k.to_string(), Some(v.into_bytes())));
+    match origin {
+        Origin::Consumed {
+            topic,
+            partition,
+            offset,
+        } => {
+            put(headers::TOPIC, topic.to_string());
+            put(headers::PARTITION, partition.to_string());
+            put(headers::OFFSET, offset.to_string());
+        }
+        Origin::Polled {
+            topic,
+            partition,
+            source_partition,
+            source_offset,
+        } => {
+            put(headers::TOPIC, topic.to_string());
+            if let Some(p) = partition {
+                put(headers::PARTITION, p.to_string());
+            }
+            put(
+                headers::SOURCE_PARTITION,
+                serde_json::Value::Object(source_partition.clone()).to_string(),
+            );
+            put(
+                headers::SOURCE_OFFSET,
+                serde_json::Value::Object(source_offset.clone()).to_string(),
+            );
+        }
+    }
+    put(headers::CONNECTOR_NAME, connector.to_string());
+    put(headers::TASK_ID, task.to_string());
+    put(headers::STAGE, failure.stage.name().to_string());
+    put(headers::CLASS_NAME, failure.executing.clone());
+    put(
+        headers::EXCEPTION_CLASS_NAME,
+        exception_class(&failure.error).to_string(),
+    );
+    put(headers::EXCEPTION_MESSAGE, failure.error.to_string());
+    put(headers::EXCEPTION_STACKTRACE, error_chain(&failure.error));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::errors::Stage;
+
+    #[test]
+    fn sink_headers_have_kafkas_names_and_values() {
+        let failure = Failure {
+            stage: Stage::ValueConverter,
+            executing: "org.apache.kafka.connect.json.JsonConverter".into(),
+            error: ConnectError::data("Converting byte[] to Kafka Connect data failed")
+                .with_source(std::io::Error::other("unexpected token")),
+            attempts: 1,
+        };
+        let mut out = Vec::new();
+        append_context_headers(
+            &mut out,
+            "sink-1",
+            0,
+            Origin::Consumed {
+                topic: "orders",
+                partition: 2,
+                offset: 17,
+            },
+            &failure,
+        );
+        let get = |k: &str| {
+            out.iter()
+                .find(|(h, _)| h == k)
+                .and_then(|(_, v)| v.clone())
+                .map(|v| String::from_utf8(v).unwrap())
+        };
+        assert_eq!(get("__connect.errors.topic").as_deref(), Some("orders"));
+        assert_eq!(get("__connect.errors.partition").as_deref(), Some("2"));
+        assert_eq!(get("__connect.errors.offset").as_deref(), Some("17"));
+        assert_eq!(
+            get("__connect.errors.connector.name").as_deref(),
+            Some("sink-1")
+        );
+        assert_eq!(get("__connect.errors.task.id").as_deref(), Some("0"));
+        assert_eq!(
+            get("__connect.errors.stage").as_deref(),
+            Some("VALUE_CONVERTER")
+        );
+        assert_eq!(
+            get("__connect.errors.exception.class.name").as_deref(),
+            Some("org.apache.kafka.connect.errors.DataException")
+        );
+        assert!(get("__connect.errors.exception.stacktrace")
+            .unwrap()
+            .contains("Caused by: unexpected token"));
+    }
+}

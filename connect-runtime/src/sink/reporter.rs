@@ -1,0 +1,316 @@
+//! The sink's dead letter queue and errant-record reporter (KIP-610).
+//!
+//! Failures in the converters and transforms (raised by the runtime) and
+//! failures the task reports through `ErrantRecordReporter` (raised by the
+//! task during `put`) take the same path: tolerance check, error log, DLQ
+//! with the original raw key, value, headers and timestamp. Offsets are not
+//! committed while a DLQ send is outstanding, and a DLQ send that fails
+//! fails the task: a record that was neither written nor dead-lettered
+//! must be consumed again.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use connect_api::converter::Converter;
+use connect_api::sink::ErrantRecordReporter;
+use connect_api::{ConnectError, Result, SinkRecord};
+use futures::future::BoxFuture;
+use tokio::sync::{oneshot, Notify};
+
+use crate::errors::dlq::{self, Origin};
+use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage};
+use crate::kafka::{ConsumedRecord, Delivered, DeliverySink, KafkaError, OutRecord, Producer};
+use crate::status::TaskId;
+
+/// Acks of DLQ sends, resolving each report's future.
+#[derive(Default)]
+pub(crate) struct DlqAcks {
+    pending: Mutex<HashMap<u64, oneshot::Sender<std::result::Result<(), KafkaError>>>>,
+    outstanding: AtomicUsize,
+    idle: Notify,
+    failed: Mutex<Option<String>>,
+}
+
+impl DeliverySink for DlqAcks {
+    fn delivered(&self, token: u64, result: std::result::Result<Delivered<'_>, KafkaError>) {
+        let result = result.map(|_| ());
+        if let Err(e) = &result {
+            if let Ok(mut f) = self.failed.lock() {
+                f.get_or_insert_with(|| e.to_string());
+            }
+        }
+        let waiter = self.pending.lock().ok().and_then(|mut p| p.remove(&token));
+        if let Some(tx) = waiter {
+            let _ = tx.send(result);
+        }
+        if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.idle.notify_waiters();
+        }
+    }
+}
+
+/// The raw record a sink record came from, kept for the DLQ.
+pub(crate) type RawKey = (Arc<str>, i32, i64);
+
+/// Shared by the task loop and the task (through `SinkTaskContext`).
+pub(crate) struct Reporter {
+    id: TaskId,
+    errors: ErrorConfig,
+    pipeline: Mutex<ErrorPipeline>,
+    producer: Option<Box<dyn Producer>>,
+    acks: Arc<DlqAcks>,
+    next_token: std::sync::atomic::AtomicU64,
+    /// Raw records of the batch being delivered, by original coordinates.
+    raw: Mutex<HashMap<RawKey, ConsumedRecord>>,
+    /// Renders a record whose raw bytes are gone (reported after its batch).
+    json: Mutex<Box<dyn Converter>>,
+    /// A failure that must stop the task (tolerance none in `put`).
+    fatal: Mutex<Option<ConnectError>>,
+}
+
+impl Reporter {
+    pub(crate) fn new(
+        id: TaskId,
+        errors: ErrorConfig,
+        producer: Option<Box<dyn Producer>>,
+        acks: Arc<DlqAcks>,
+        json: Box<dyn Converter>,
+    ) -> Self {
+        Reporter {
+            id,
+            pipeline: Mutex::new(ErrorPipeline::new(errors.clone())),
+            errors,
+            producer,
+            acks,
+            next_token: Default::default(),
+            raw: Mutex::new(HashMap::new()),
+            json: Mutex::new(json),
+            fatal: Mutex::new(None),
+        }
+    }
+
+    /// Whether a task-reported failure has to fail the task, and why.
+    pub(crate) fn take_fatal(&self) -> Option<ConnectError> {
+        self.fatal.lock().ok()?.take()
+    }
+
+    /// Replace the raw records kept for the current batch.
+    pub(crate) fn set_batch(&self, records: impl IntoIterator<Item = ConsumedRecord>) {
+        if let Ok(mut raw) = self.raw.lock() {
+            raw.clear();
+            raw.extend(
+                records
+                    .into_iter()
+                    .map(|r| ((r.topic.clone(), r.partition, r.offset), r)),
+            );
+        }
+    }
+
+    /// Wait until every DLQ send is acknowledged; an error if one failed.
+    pub(crate) async fn wait_idle(&self) -> Result<()> {
+        loop {
+            let notified = self.acks.idle.notified();
+            if self.acks.outstanding.load(Ordering::Acquire) == 0 {
+                break;
+            }
+            notified.await;
+        }
+        match self.acks.failed.lock().ok().and_then(|mut f| f.take()) {
+            Some(e) => Err(ConnectError::other(format!(
+                "the dead letter queue '{}' rejected a record ({e}); stopping so that no record is lost",
+                self.errors.dlq_topic
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Report a tolerated failure of a consumed record: log, then DLQ with
+    /// the raw bytes. Returns a future resolving when the DLQ has it.
+    pub(crate) fn dead_letter(
+        &self,
+        raw: &ConsumedRecord,
+        failure: &Failure,
+    ) -> oneshot::Receiver<std::result::Result<(), KafkaError>> {
+        self.log(failure, || {
+            format!("{}-{}@{}", raw.topic, raw.partition, raw.offset)
+        });
+        let (tx, rx) = oneshot::channel();
+        let Some(producer) = &self.producer else {
+            let _ = tx.send(Ok(()));
+            return rx;
+        };
+        let mut headers: Vec<(String, Option<Vec<u8>>)> = raw
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_ref().map(|b| b.to_vec())))
+            .collect();
+        if self.errors.dlq_context_headers {
+            dlq::append_context_headers(
+                &mut headers,
+                &self.id.connector,
+                self.id.task,
+                Origin::Consumed {
+                    topic: &raw.topic,
+                    partition: raw.partition,
+                    offset: raw.offset,
+                },
+                failure,
+            );
+        }
+        let out = OutRecord {
+            topic: &self.errors.dlq_topic,
+            partition: None,
+            key: raw.key.as_deref(),
+            value: raw.value.as_deref(),
+            timestamp: raw.timestamp,
+            headers: &headers,
+        };
+        self.send(producer.as_ref(), &out, tx);
+        rx
+    }
+
+    fn send(
+        &self,
+        producer: &dyn Producer,
+        out: &OutRecord<'_>,
+        tx: oneshot::Sender<std::result::Result<(), KafkaError>>,
+    ) {
+        let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut p) = self.acks.pending.lock() {
+            p.insert(token, tx);
+        }
+        self.acks.outstanding.fetch_add(1, Ordering::AcqRel);
+        if let Ok(mut pl) = self.pipeline.lock() {
+            pl.record_dlq_send(false);
+        }
+        // A full queue is retried briefly here: reports are rare, and the
+        // caller is not async.
+        let mut attempts = 0;
+        loop {
+            match producer.send(out, token) {
+                Ok(()) => return,
+                Err(crate::kafka::SendError::QueueFull) if attempts < 1000 => {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(e) => {
+                    let e = match e {
+                        crate::kafka::SendError::Kafka(k) => k,
+                        crate::kafka::SendError::QueueFull => {
+                            KafkaError::retriable("the DLQ producer queue stayed full")
+                        }
+                    };
+                    self.delivered_locally(token, e);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn delivered_locally(&self, token: u64, e: KafkaError) {
+        self.acks.delivered(token, Err(e));
+    }
+
+    fn log(&self, failure: &Failure, describe: impl FnOnce() -> String) {
+        if !self.errors.log_enable {
+            return;
+        }
+        if let Ok(mut pl) = self.pipeline.lock() {
+            pl.record_logged();
+        }
+        let id = &self.id;
+        if self.errors.log_include_messages {
+            tracing::error!(task = %id, stage = %failure.stage, executing = %failure.executing,
+                error = %failure.error, record = %describe(), "Error encountered in task {id}");
+        } else {
+            tracing::error!(task = %id, stage = %failure.stage, executing = %failure.executing,
+                error = %failure.error, "Error encountered in task {id}");
+        }
+    }
+}
+
+/// The task-facing reporter: a `put` failure the task chose to report.
+pub(crate) struct TaskReporter(pub(crate) Arc<Reporter>);
+
+impl ErrantRecordReporter for TaskReporter {
+    fn report(&self, record: &SinkRecord, error: &ConnectError) -> BoxFuture<'static, Result<()>> {
+        let reporter = &self.0;
+        let err = ConnectError::new(error.kind().clone(), error.message().to_string());
+        let tolerated = reporter
+            .pipeline
+            .lock()
+            .map_err(|_| ConnectError::other("error pipeline poisoned"))
+            .and_then(|mut p| p.tolerate(Stage::TaskPut, "SinkTask::put", err, 1));
+        let failure = match tolerated {
+            Ok(f) => f,
+            Err(e) => {
+                let msg = e.to_string();
+                if let Ok(mut f) = reporter.fatal.lock() {
+                    f.get_or_insert(e);
+                }
+                return Box::pin(async move { Err(ConnectError::other(msg)) });
+            }
+        };
+        let key: RawKey = (
+            record.original_topic.clone(),
+            record.original_kafka_partition,
+            record.original_kafka_offset,
+        );
+        let raw = reporter.raw.lock().ok().and_then(|r| r.get(&key).cloned());
+        let raw = raw.unwrap_or_else(|| render(reporter, record));
+        let rx = reporter.dead_letter(&raw, &failure);
+        Box::pin(async move {
+            match rx.await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(ConnectError::from(e).context("dead letter queue send failed")),
+                Err(_) => Err(ConnectError::other("dead letter queue producer went away")),
+            }
+        })
+    }
+}
+
+/// A raw stand-in for a record whose bytes are gone: JSON with schemas.
+fn render(reporter: &Reporter, record: &SinkRecord) -> ConsumedRecord {
+    let r = &record.record;
+    let mut key = Vec::new();
+    let mut value = Vec::new();
+    let (mut has_key, mut has_value) = (false, false);
+    if let Ok(mut json) = reporter.json.lock() {
+        has_key = json
+            .from_connect_data(
+                &r.topic,
+                &r.headers,
+                r.key_schema.as_ref(),
+                &r.key,
+                &mut key,
+            )
+            .unwrap_or(false);
+        has_value = json
+            .from_connect_data(
+                &r.topic,
+                &r.headers,
+                r.value_schema.as_ref(),
+                &r.value,
+                &mut value,
+            )
+            .unwrap_or(false);
+    }
+    ConsumedRecord {
+        topic: record.original_topic.clone(),
+        partition: record.original_kafka_partition,
+        offset: record.original_kafka_offset,
+        timestamp: r.timestamp,
+        timestamp_type: crate::kafka::TimestampType::CreateTime,
+        key: has_key.then(|| Bytes::from(key)),
+        value: has_value.then(|| Bytes::from(value)),
+        headers: Vec::new(),
+    }
+}
+
+/// Whether a reporter is offered to the task: Kafka offers one only when a
+/// DLQ or error logging is configured.
+pub(crate) fn reporter_enabled(errors: &ErrorConfig) -> bool {
+    !errors.dlq_topic.is_empty() || errors.log_enable
+}

@@ -1,0 +1,601 @@
+//! `WorkerSinkTask`: drives one sink task.
+//!
+//! The loop: consume, then key/value/header converters and transforms
+//! (Kafka's sink order), then `put` of the batch. Every
+//! `offset.flush.interval.ms`, on `request_commit`, on revocation and on
+//! stop: await outstanding DLQ sends, `pre_commit`, then commit what it
+//! returned, clamped by [`FlushedOffsets`]. Consumer group
+//! `connect-<name>`, auto commit off, `auto.offset.reset=earliest`.
+
+use std::collections::BTreeSet;
+use std::mem;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use connect_api::config::ConfigMap;
+use connect_api::converter::{Converter, HeaderConverter};
+use connect_api::sink::{
+    ErrantRecordReporter, SinkTask, SinkTaskContext, TopicPartition, TopicPartitionOffsets,
+};
+use connect_api::transform::Transformation;
+use connect_api::{
+    ConnectError, Header, Headers, Record, Result, SinkRecord, TimestampType as ApiTimestampType,
+};
+use tokio::sync::watch;
+use tokio::time::{Instant, MissedTickBehavior};
+
+use super::commit::FlushedOffsets;
+use super::reporter::{reporter_enabled, DlqAcks, Reporter, TaskReporter};
+use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage};
+use crate::kafka::{
+    ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, KafkaCluster, Subscription,
+    TimestampType,
+};
+use crate::status::{State, StatusListener, TargetState, TaskId};
+
+/// Redelivery delay after a retriable `put` failure when the task did not
+/// set one with `SinkTaskContext::timeout`.
+const DEFAULT_REDELIVERY: Duration = Duration::from_secs(1);
+
+/// Settings of one sink task.
+#[derive(Debug, Clone)]
+pub struct SinkTaskSettings {
+    /// The task's id.
+    pub id: TaskId,
+    /// `topics` or `topics.regex`.
+    pub subscription: Subscription,
+    /// `offset.flush.interval.ms`.
+    pub flush_interval: Duration,
+    /// The connector's `errors.*` settings.
+    pub errors: ErrorConfig,
+    /// Consumer properties (`consumer.*`, `consumer.override.*`); group,
+    /// auto commit and offset reset get Kafka Connect's defaults unless set.
+    pub consumer: ClientConfig,
+    /// Producer properties for the DLQ.
+    pub producer: ClientConfig,
+    /// How long a consumer poll may wait.
+    pub poll_timeout: Duration,
+}
+
+/// The plugins one sink task runs with.
+pub struct SinkPlugins {
+    /// The task.
+    pub task: Box<dyn SinkTask>,
+    /// The task configuration from the connector.
+    pub task_config: ConfigMap,
+    /// The transformation chain (absent when `transforms` is empty).
+    pub transforms: Option<Box<dyn Transformation<SinkRecord>>>,
+    /// Key converter and its class name.
+    pub key_converter: (Box<dyn Converter>, String),
+    /// Value converter and its class name.
+    pub value_converter: (Box<dyn Converter>, String),
+    /// Header converter and its class name.
+    pub header_converter: (Box<dyn HeaderConverter>, String),
+    /// JSON converter rendering records reported after their raw bytes are gone.
+    pub dlq_converter: Box<dyn Converter>,
+}
+
+/// Requests a task makes through its context, applied by the loop.
+#[derive(Default)]
+struct Requests {
+    seeks: TopicPartitionOffsets,
+    timeout: Option<Duration>,
+    pause: Vec<TopicPartition>,
+    resume: Vec<TopicPartition>,
+    commit: bool,
+    assignment: Vec<TopicPartition>,
+}
+
+struct Context {
+    config: ConfigMap,
+    requests: Mutex<Requests>,
+    reporter: Option<Arc<dyn ErrantRecordReporter>>,
+}
+
+impl Context {
+    fn with<T>(&self, f: impl FnOnce(&mut Requests) -> T) -> Option<T> {
+        self.requests.lock().ok().map(|mut r| f(&mut r))
+    }
+}
+
+impl SinkTaskContext for Context {
+    fn configs(&self) -> &ConfigMap {
+        &self.config
+    }
+    fn offset(&self, offsets: TopicPartitionOffsets) {
+        self.with(|r| r.seeks.extend(offsets));
+    }
+    fn timeout(&self, timeout_ms: u64) {
+        self.with(|r| r.timeout = Some(Duration::from_millis(timeout_ms)));
+    }
+    fn assignment(&self) -> Vec<TopicPartition> {
+        self.with(|r| r.assignment.clone()).unwrap_or_default()
+    }
+    fn pause(&self, partitions: &[TopicPartition]) {
+        self.with(|r| r.pause.extend_from_slice(partitions));
+    }
+    fn resume(&self, partitions: &[TopicPartition]) {
+        self.with(|r| r.resume.extend_from_slice(partitions));
+    }
+    fn request_commit(&self) {
+        self.with(|r| r.commit = true);
+    }
+    fn errant_record_reporter(&self) -> Option<Arc<dyn ErrantRecordReporter>> {
+        self.reporter.clone()
+    }
+}
+
+/// Drives one sink task until it is stopped or fails.
+pub struct WorkerSinkTask {
+    settings: SinkTaskSettings,
+    task: Box<dyn SinkTask>,
+    task_config: ConfigMap,
+    transforms: Option<Box<dyn Transformation<SinkRecord>>>,
+    key_converter: (Box<dyn Converter>, String),
+    value_converter: (Box<dyn Converter>, String),
+    header_converter: (Box<dyn HeaderConverter>, String),
+    pipeline: ErrorPipeline,
+    consumer: Box<dyn Consumer>,
+    reporter: Arc<Reporter>,
+    context: Arc<Context>,
+    status: Arc<dyn StatusListener>,
+    control: watch::Receiver<TargetState>,
+    /// Next offset to read, per original partition, of what was delivered.
+    consumed: TopicPartitionOffsets,
+    committed: TopicPartitionOffsets,
+    assigned: BTreeSet<TopicPartition>,
+    /// Partitions paused by the task (kept paused across a runtime pause).
+    task_paused: BTreeSet<TopicPartition>,
+    dlq_waits:
+        Vec<tokio::sync::oneshot::Receiver<std::result::Result<(), crate::kafka::KafkaError>>>,
+    batch: Vec<SinkRecord>,
+}
+
+impl WorkerSinkTask {
+    /// Prepare a task: open its consumer (and DLQ producer) on `cluster`.
+    pub fn new(
+        settings: SinkTaskSettings,
+        plugins: SinkPlugins,
+        cluster: Arc<dyn KafkaCluster>,
+        status: Arc<dyn StatusListener>,
+        control: watch::Receiver<TargetState>,
+    ) -> Result<Self> {
+        let mut consumer_config = settings.consumer.clone();
+        for (k, v) in [
+            ("group.id", format!("connect-{}", settings.id.connector)),
+            ("enable.auto.commit", "false".to_string()),
+            ("auto.offset.reset", "earliest".to_string()),
+        ] {
+            consumer_config.entry(k.to_string()).or_insert(v);
+        }
+        let mut consumer = cluster.consumer(&consumer_config)?;
+        consumer.subscribe(&settings.subscription)?;
+        let acks = Arc::new(DlqAcks::default());
+        let dlq_producer = if settings.errors.dlq_topic.is_empty() {
+            None
+        } else {
+            Some(cluster.producer(&settings.producer, acks.clone())?)
+        };
+        let SinkPlugins {
+            task,
+            task_config,
+            transforms,
+            key_converter,
+            value_converter,
+            header_converter,
+            dlq_converter: json,
+        } = plugins;
+        let reporter = Arc::new(Reporter::new(
+            settings.id.clone(),
+            settings.errors.clone(),
+            dlq_producer,
+            acks,
+            json,
+        ));
+        let task_reporter: Option<Arc<dyn ErrantRecordReporter>> =
+            reporter_enabled(&settings.errors)
+                .then(|| Arc::new(TaskReporter(reporter.clone())) as Arc<dyn ErrantRecordReporter>);
+        let context = Arc::new(Context {
+            config: task_config.clone(),
+            requests: Mutex::new(Requests::default()),
+            reporter: task_reporter,
+        });
+        Ok(WorkerSinkTask {
+            pipeline: ErrorPipeline::new(settings.errors.clone()),
+            settings,
+            task,
+            task_config,
+            transforms,
+            key_converter,
+            value_converter,
+            header_converter,
+            consumer,
+            reporter,
+            context,
+            status,
+            control,
+            consumed: TopicPartitionOffsets::new(),
+            committed: TopicPartitionOffsets::new(),
+            assigned: BTreeSet::new(),
+            task_paused: BTreeSet::new(),
+            dlq_waits: Vec::new(),
+            batch: Vec::new(),
+        })
+    }
+
+    /// Run until stopped (`Ok`) or failed (`Err`).
+    pub async fn run(mut self) -> Result<()> {
+        let id = self.settings.id.clone();
+        let result = self.run_inner().await;
+        if let Err(e) = &result {
+            tracing::error!(task = %id, error = %e, "sink task failed");
+            self.status
+                .task_state(&id, State::Failed, Some(crate::errors::dlq::error_chain(e)));
+        }
+        if let Err(e) = self.task.stop().await {
+            tracing::warn!(task = %id, error = %e, "sink task stop failed");
+        }
+        let _ = self.consumer.close().await;
+        result
+    }
+
+    async fn run_inner(&mut self) -> Result<()> {
+        let ctx: Arc<dyn SinkTaskContext> = self.context.clone();
+        let config = self.task_config.clone();
+        self.task.start(&config, ctx).await?;
+        let id = self.settings.id.clone();
+        let mut flush = tokio::time::interval_at(
+            Instant::now() + self.settings.flush_interval,
+            self.settings.flush_interval,
+        );
+        flush.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut reported = None;
+        loop {
+            let target = *self.control.borrow();
+            if reported != Some(target) {
+                match target {
+                    TargetState::Started => {
+                        self.set_paused(false)?;
+                        self.status.task_state(&id, State::Running, None);
+                    }
+                    TargetState::Paused => {
+                        self.set_paused(true)?;
+                        self.status.task_state(&id, State::Paused, None);
+                    }
+                    TargetState::Stopped => {}
+                }
+                reported = Some(target);
+            }
+            if target == TargetState::Stopped {
+                let all: Vec<_> = self.assigned.iter().cloned().collect();
+                return self.commit(&all, CommitMode::Sync).await;
+            }
+            self.apply_requests(target)?;
+            if self.context.with(|r| mem::take(&mut r.commit)) == Some(true) {
+                self.commit_all(CommitMode::Async).await?;
+            }
+            let event = tokio::select! {
+                biased;
+                changed = self.control.changed() => {
+                    if changed.is_err() {
+                        let all: Vec<_> = self.assigned.iter().cloned().collect();
+                        return self.commit(&all, CommitMode::Sync).await;
+                    }
+                    continue;
+                }
+                _ = flush.tick() => {
+                    self.commit_all(CommitMode::Async).await?;
+                    continue;
+                }
+                event = self.consumer.poll(self.settings.poll_timeout) => event,
+            };
+            match event {
+                Ok(None) => {}
+                Ok(Some(ConsumerEvent::Assigned(tps))) => {
+                    self.assigned.extend(tps.iter().cloned());
+                    self.sync_assignment();
+                    self.task.open(&tps).await?;
+                    if target == TargetState::Paused {
+                        self.consumer.pause(&tps)?;
+                    }
+                }
+                Ok(Some(ConsumerEvent::Revoked(tps))) => {
+                    self.commit(&tps, CommitMode::Sync).await?;
+                    self.task.close(&tps).await?;
+                    for tp in &tps {
+                        self.assigned.remove(tp);
+                        self.consumed.remove(tp);
+                        self.committed.remove(tp);
+                    }
+                    self.sync_assignment();
+                }
+                Ok(Some(ConsumerEvent::Records(records))) => self.deliver(records).await?,
+                Err(e) if e.is_retriable() => {
+                    tracing::warn!(task = %id, error = %e, "retriable consumer failure; polling again");
+                }
+                Err(e) => return Err(ConnectError::from(e).context("consumer failed")),
+            }
+        }
+    }
+
+    fn sync_assignment(&self) {
+        let now: Vec<_> = self.assigned.iter().cloned().collect();
+        self.context.with(|r| r.assignment = now);
+    }
+
+    fn set_paused(&mut self, paused: bool) -> Result<()> {
+        let all: Vec<_> = self.assigned.iter().cloned().collect();
+        if paused {
+            self.consumer.pause(&all)?;
+        } else {
+            let resume: Vec<_> = all
+                .into_iter()
+                .filter(|tp| !self.task_paused.contains(tp))
+                .collect();
+            self.consumer.resume(&resume)?;
+        }
+        Ok(())
+    }
+
+    /// Apply the task's seeks and pause/resume requests.
+    fn apply_requests(&mut self, target: TargetState) -> Result<()> {
+        let Some((seeks, pause, resume)) = self.context.with(|r| {
+            (
+                mem::take(&mut r.seeks),
+                mem::take(&mut r.pause),
+                mem::take(&mut r.resume),
+            )
+        }) else {
+            return Ok(());
+        };
+        for (tp, offset) in seeks {
+            if self.assigned.contains(&tp) {
+                self.consumer.seek(&tp, offset)?;
+                self.consumed.insert(tp, offset);
+            } else {
+                tracing::warn!(task = %self.settings.id, partition = %tp,
+                    "ignoring a seek on a partition that is not assigned to this task");
+            }
+        }
+        if !pause.is_empty() {
+            self.task_paused.extend(pause.iter().cloned());
+            self.consumer.pause(&pause)?;
+        }
+        if !resume.is_empty() {
+            for tp in &resume {
+                self.task_paused.remove(tp);
+            }
+            if target != TargetState::Paused {
+                self.consumer.resume(&resume)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Convert, transform and `put` one consumed batch.
+    async fn deliver(&mut self, records: Vec<ConsumedRecord>) -> Result<()> {
+        let mut batch = mem::take(&mut self.batch);
+        batch.clear();
+        let mut delivered = TopicPartitionOffsets::new();
+        for raw in &records {
+            delivered.insert(
+                TopicPartition::new(raw.topic.clone(), raw.partition),
+                raw.offset + 1,
+            );
+            match self.convert(raw).await? {
+                Ok(record) => {
+                    if let Some(r) = self.transform(raw, record).await? {
+                        batch.push(r);
+                    }
+                }
+                Err(failure) => self.dead_letter(raw, &failure),
+            }
+        }
+        self.reporter.set_batch(records);
+        self.put(&batch).await?;
+        self.consumed.extend(delivered);
+        self.batch = batch;
+        Ok(())
+    }
+
+    /// `put` with Kafka's retry semantics: a retriable error pauses, waits
+    /// the task's timeout, and redelivers the same batch.
+    async fn put(&mut self, batch: &[SinkRecord]) -> Result<()> {
+        loop {
+            let outcome = self.task.put(batch).await;
+            if let Some(fatal) = self.reporter.take_fatal() {
+                return Err(fatal);
+            }
+            match outcome {
+                Ok(()) => return Ok(()),
+                Err(e) if e.is_retriable() => {
+                    let wait = self
+                        .context
+                        .with(|r| r.timeout.take())
+                        .flatten()
+                        .unwrap_or(DEFAULT_REDELIVERY);
+                    tracing::warn!(task = %self.settings.id, error = %e,
+                        "retriable put failure; redelivering the batch in {wait:?}");
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        changed = self.control.changed() => {
+                            if changed.is_err() || *self.control.borrow() == TargetState::Stopped {
+                                return Err(e.context("stopped while waiting to redeliver"));
+                            }
+                        }
+                    }
+                }
+                Err(e) => {
+                    return Err(ConnectError::other(format!(
+                        "Task threw an uncaught and unrecoverable exception. Task is being killed and will not recover until manually restarted. Error: {e}"
+                    ))
+                    .with_source(e))
+                }
+            }
+        }
+    }
+
+    /// Key, value and header converters (Kafka's sink order).
+    async fn convert(
+        &mut self,
+        raw: &ConsumedRecord,
+    ) -> Result<std::result::Result<SinkRecord, Failure>> {
+        let topic: &str = &raw.topic;
+        let empty = Headers::new();
+        let (kc, kc_name) = &mut self.key_converter;
+        let key = match self
+            .pipeline
+            .execute(Stage::KeyConverter, kc_name, || {
+                kc.to_connect_data(topic, &empty, raw.key.as_deref())
+            })
+            .await?
+        {
+            Ok(k) => k,
+            Err(f) => return Ok(Err(f)),
+        };
+        let (vc, vc_name) = &mut self.value_converter;
+        let value = match self
+            .pipeline
+            .execute(Stage::ValueConverter, vc_name, || {
+                vc.to_connect_data(topic, &empty, raw.value.as_deref())
+            })
+            .await?
+        {
+            Ok(v) => v,
+            Err(f) => return Ok(Err(f)),
+        };
+        let mut headers = Headers::new();
+        let (hc, hc_name) = &mut self.header_converter;
+        for (k, v) in &raw.headers {
+            match self
+                .pipeline
+                .execute(Stage::HeaderConverter, hc_name, || {
+                    hc.to_connect_header(topic, k, v.as_deref())
+                })
+                .await?
+            {
+                Ok(sv) => {
+                    headers.push(Header::new(k.clone(), sv.schema, sv.value));
+                }
+                Err(f) => return Ok(Err(f)),
+            }
+        }
+        let record = Record {
+            topic: raw.topic.clone(),
+            kafka_partition: Some(raw.partition),
+            key_schema: key.schema,
+            key: key.value,
+            value_schema: value.schema,
+            value: value.value,
+            timestamp: raw.timestamp,
+            headers,
+        };
+        let mut sink = SinkRecord::new(record, raw.partition, raw.offset);
+        sink.timestamp_type = match raw.timestamp_type {
+            TimestampType::CreateTime => ApiTimestampType::CreateTime,
+            TimestampType::LogAppendTime => ApiTimestampType::LogAppendTime,
+            TimestampType::NotAvailable => ApiTimestampType::NoTimestampType,
+        };
+        Ok(Ok(sink))
+    }
+
+    async fn transform(
+        &mut self,
+        raw: &ConsumedRecord,
+        record: SinkRecord,
+    ) -> Result<Option<SinkRecord>> {
+        let Some(chain) = self.transforms.as_mut() else {
+            return Ok(Some(record));
+        };
+        // A retry needs the input again: keep a copy only when retries are on.
+        let backup = (self.pipeline.config().retry_timeout_ms != 0).then(|| record.clone());
+        let error = match chain.apply(record) {
+            Ok(r) => return Ok(r),
+            Err(e) => e,
+        };
+        let failure = match backup {
+            Some(original) if error.is_retriable() => {
+                match self
+                    .pipeline
+                    .execute(Stage::Transformation, "transforms", || {
+                        chain.apply(original.clone())
+                    })
+                    .await?
+                {
+                    Ok(r) => return Ok(r),
+                    Err(f) => f,
+                }
+            }
+            _ => self
+                .pipeline
+                .tolerate(Stage::Transformation, "transforms", error, 1)?,
+        };
+        self.dead_letter(raw, &failure);
+        Ok(None)
+    }
+
+    fn dead_letter(&mut self, raw: &ConsumedRecord, failure: &Failure) {
+        self.dlq_waits.push(self.reporter.dead_letter(raw, failure));
+    }
+
+    async fn commit_all(&mut self, mode: CommitMode) -> Result<()> {
+        let all: Vec<_> = self.assigned.iter().cloned().collect();
+        self.commit(&all, mode).await
+    }
+
+    /// Await DLQ sends, `pre_commit`, commit the clamped result for `partitions`.
+    async fn commit(&mut self, partitions: &[TopicPartition], mode: CommitMode) -> Result<()> {
+        for rx in self.dlq_waits.drain(..) {
+            match rx.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(ConnectError::from(e).context(
+                    "the dead letter queue rejected a record; stopping so that no record is lost",
+                )),
+                Err(_) => {
+                    return Err(ConnectError::other(
+                        "the dead letter queue producer went away",
+                    ))
+                }
+            }
+        }
+        self.reporter.wait_idle().await?;
+        let current: TopicPartitionOffsets = partitions
+            .iter()
+            .filter_map(|tp| self.consumed.get(tp).map(|o| (tp.clone(), *o)))
+            .collect();
+        if current.is_empty() {
+            return Ok(());
+        }
+        let returned = match self.task.pre_commit(current.clone()).await {
+            Ok(r) => r,
+            Err(e) => {
+                // Kafka rewinds to the last commit so nothing is skipped.
+                tracing::error!(task = %self.settings.id, error = %e,
+                    "pre_commit failed; rewinding to the last committed offsets");
+                for tp in partitions {
+                    if let Some(&o) = self.committed.get(tp) {
+                        self.consumer.seek(tp, o)?;
+                        self.consumed.insert(tp.clone(), o);
+                    }
+                }
+                return Ok(());
+            }
+        };
+        let (safe, ignored) = FlushedOffsets::clamp(returned, &current, &self.committed);
+        if !ignored.unassigned.is_empty() || !ignored.clamped.is_empty() {
+            tracing::warn!(task = %self.settings.id, ?ignored,
+                "pre_commit returned offsets for unassigned partitions or past the consumed position; those were ignored or clamped");
+        }
+        match safe.commit(&mut *self.consumer, mode).await {
+            Ok(done) => {
+                self.committed.extend(done);
+                Ok(())
+            }
+            Err(e) if e.is_retriable() => {
+                tracing::warn!(task = %self.settings.id, error = %e, "offset commit failed; will retry at the next flush");
+                Ok(())
+            }
+            Err(e) => Err(ConnectError::from(e).context("offset commit failed")),
+        }
+    }
+}

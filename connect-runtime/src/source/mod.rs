@@ -1,0 +1,6 @@
+//! The source side: poll, transform, convert, produce, track, commit.
+
+pub mod submitted;
+pub mod task;
+
+pub use task::{OffsetsInvalidPolicy, SourcePlugins, SourceTaskSettings, WorkerSourceTask};

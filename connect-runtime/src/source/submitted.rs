@@ -1,0 +1,336 @@
+//! Per-source-partition tracking of submitted records, so that only offsets
+//! whose records (and every earlier record of the same source partition)
+//! are done get committed.
+//!
+//! Submissions live in one ring in submission order, addressed by a
+//! sequence number that doubles as the producer's delivery token, so an ack
+//! is an O(1) index, with no map lookup and no allocation. At flush time the
+//! ring is scanned once: per source partition, the committable offset is the
+//! offset of the last submission in its longest done prefix. A record
+//! dropped by a transform or tolerated by the error pipeline is "done" at
+//! once, so it moves the offset forward as soon as everything before it is
+//! done (Kafka waits for a later acked record: KAFKA-15296).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use connect_api::{SourceMap, SourceRecord};
+
+/// State of one submission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Handed to the producer, no ack yet.
+    InFlight,
+    /// Acknowledged, dropped or dead-lettered: its offset may be committed.
+    Done,
+}
+
+#[derive(Debug)]
+struct Submission {
+    partition: Arc<SourceMap>,
+    offset: SourceMap,
+    state: State,
+    /// Sent to the dead letter queue rather than to its topic.
+    dead_letter: bool,
+    /// The produced record, kept until its ack for `commit_record` and for the
+    /// DLQ should delivery fail.
+    record: Option<SourceRecord>,
+}
+
+/// What [`SubmittedRecords::complete`] hands back.
+#[derive(Debug)]
+pub struct Completed {
+    /// The record attached with [`SubmittedRecords::attach`], if any.
+    pub record: Option<SourceRecord>,
+    /// Whether the submission was a dead-letter send.
+    pub dead_letter: bool,
+}
+
+/// Offsets ready to be written: one (partition, offset) per source partition.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct CommittableOffsets {
+    /// The offsets, in first-seen order.
+    pub offsets: Vec<(SourceMap, SourceMap)>,
+    /// Records still in flight after this snapshot.
+    pub in_flight: usize,
+}
+
+impl CommittableOffsets {
+    /// Whether there is nothing to commit.
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+}
+
+/// The tracker: see the module docs.
+#[derive(Debug, Default)]
+pub struct SubmittedRecords {
+    ring: VecDeque<Option<Submission>>,
+    /// Sequence number of `ring[0]`.
+    base: u64,
+    in_flight: usize,
+}
+
+impl SubmittedRecords {
+    /// An empty tracker.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Record a submission that awaits an ack; returns its token.
+    pub fn submit(&mut self, partition: Arc<SourceMap>, offset: SourceMap) -> u64 {
+        self.push(partition, offset, State::InFlight, false)
+    }
+
+    /// Record a dead-letter send that awaits its ack; returns its token.
+    pub fn submit_dead_letter(&mut self, partition: Arc<SourceMap>, offset: SourceMap) -> u64 {
+        self.push(partition, offset, State::InFlight, true)
+    }
+
+    /// Record a submission that is done already (dropped by a transform or
+    /// tolerated by the error pipeline); returns its token.
+    pub fn submit_done(&mut self, partition: Arc<SourceMap>, offset: SourceMap) -> u64 {
+        self.push(partition, offset, State::Done, false)
+    }
+
+    fn push(
+        &mut self,
+        partition: Arc<SourceMap>,
+        offset: SourceMap,
+        state: State,
+        dead_letter: bool,
+    ) -> u64 {
+        let token = self.base + self.ring.len() as u64;
+        if state == State::InFlight {
+            self.in_flight += 1;
+        }
+        self.ring.push_back(Some(Submission {
+            partition,
+            offset,
+            state,
+            dead_letter,
+            record: None,
+        }));
+        token
+    }
+
+    /// Keep the produced `record` with its submission until the ack.
+    pub fn attach(&mut self, token: u64, record: SourceRecord) {
+        if let Some(s) = self.slot(token) {
+            s.record = Some(record);
+        }
+    }
+
+    /// The submission `token` is done (acked, or its failure handled).
+    /// Unknown or repeated tokens are ignored and return `None`.
+    pub fn complete(&mut self, token: u64) -> Option<Completed> {
+        let s = self.slot(token)?;
+        if s.state == State::Done {
+            return None;
+        }
+        s.state = State::Done;
+        let done = Completed {
+            record: s.record.take(),
+            dead_letter: s.dead_letter,
+        };
+        self.in_flight -= 1;
+        Some(done)
+    }
+
+    /// The record attached to an in-flight submission, without completing it.
+    pub fn record(&self, token: u64) -> Option<&SourceRecord> {
+        let i = usize::try_from(token.checked_sub(self.base)?).ok()?;
+        self.ring.get(i)?.as_ref()?.record.as_ref()
+    }
+
+    fn slot(&mut self, token: u64) -> Option<&mut Submission> {
+        let i = usize::try_from(token.checked_sub(self.base)?).ok()?;
+        self.ring.get_mut(i)?.as_mut()
+    }
+
+    /// Submissions not yet acknowledged.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Submissions held (in flight, or done behind one in flight): the
+    /// figure backpressure is measured on, since it is what uses memory.
+    pub fn held(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Take the committable offsets: per source partition, the offset of the
+    /// last done submission before its first in-flight one. Those
+    /// submissions are released.
+    pub fn committable(&mut self) -> CommittableOffsets {
+        // Partition identity: pointer first (tasks usually share one Arc per
+        // partition), equality as the fallback.
+        let mut by_ptr: HashMap<*const SourceMap, usize> = HashMap::new();
+        let mut slots: Vec<(Arc<SourceMap>, Option<SourceMap>, bool)> = Vec::new();
+        for entry in self.ring.iter_mut() {
+            let Some(sub) = entry else { continue };
+            let ptr = Arc::as_ptr(&sub.partition);
+            let slot = match by_ptr.get(&ptr) {
+                Some(&i) => i,
+                None => {
+                    let i = slots
+                        .iter()
+                        .position(|(p, _, _)| **p == *sub.partition)
+                        .unwrap_or_else(|| {
+                            slots.push((sub.partition.clone(), None, false));
+                            slots.len() - 1
+                        });
+                    by_ptr.insert(ptr, i);
+                    i
+                }
+            };
+            let (_, latest, blocked) = &mut slots[slot];
+            if *blocked {
+                continue;
+            }
+            match sub.state {
+                State::InFlight => *blocked = true,
+                State::Done => {
+                    *latest = Some(std::mem::take(&mut sub.offset));
+                    *entry = None;
+                }
+            }
+        }
+        while matches!(self.ring.front(), Some(None)) {
+            self.ring.pop_front();
+            self.base += 1;
+        }
+        CommittableOffsets {
+            offsets: slots
+                .into_iter()
+                .filter_map(|(p, o, _)| o.map(|o| (SourceMap::clone(&p), o)))
+                .collect(),
+            in_flight: self.in_flight,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn part(name: &str) -> Arc<SourceMap> {
+        let mut m = SourceMap::new();
+        m.insert("p".into(), name.into());
+        Arc::new(m)
+    }
+
+    fn off(n: i64) -> SourceMap {
+        let mut m = SourceMap::new();
+        m.insert("n".into(), n.into());
+        m
+    }
+
+    #[test]
+    fn offset_waits_for_earlier_records_of_its_partition_only() {
+        let mut t = SubmittedRecords::new();
+        let a = part("a");
+        let b = part("b");
+        let a1 = t.submit(a.clone(), off(1));
+        let b1 = t.submit(b.clone(), off(1));
+        let a2 = t.submit(a.clone(), off(2));
+        t.complete(a2);
+        t.complete(b1);
+        let c = t.committable();
+        assert_eq!(c.offsets, vec![(SourceMap::clone(&b), off(1))]);
+        assert_eq!(c.in_flight, 1);
+        t.complete(a1);
+        assert_eq!(
+            t.committable().offsets,
+            vec![(SourceMap::clone(&a), off(2))]
+        );
+        assert_eq!(t.held(), 0);
+    }
+
+    #[test]
+    fn dropped_records_move_the_offset_forward_alone() {
+        let mut t = SubmittedRecords::new();
+        let a = part("a");
+        let acked = t.submit(a.clone(), off(1));
+        t.complete(acked);
+        t.submit_done(a.clone(), off(2));
+        assert_eq!(
+            t.committable().offsets,
+            vec![(SourceMap::clone(&a), off(2))]
+        );
+    }
+
+    #[test]
+    fn equal_partitions_in_different_arcs_group_together() {
+        let mut t = SubmittedRecords::new();
+        let first = t.submit(part("a"), off(1));
+        t.submit_done(part("a"), off(2));
+        assert!(t.committable().is_empty(), "2 must wait for 1");
+        t.complete(first);
+        assert_eq!(
+            t.committable().offsets,
+            vec![(SourceMap::clone(&part("a")), off(2))]
+        );
+    }
+
+    #[test]
+    fn stale_and_repeated_tokens_are_ignored() {
+        let mut t = SubmittedRecords::new();
+        let tok = t.submit(part("a"), off(1));
+        assert!(t.complete(tok).is_some());
+        assert!(t.complete(tok).is_none());
+        t.complete(tok + 100);
+        assert_eq!(t.in_flight(), 0);
+        t.committable();
+        t.complete(tok);
+        assert_eq!(t.in_flight(), 0);
+    }
+
+    proptest! {
+        /// Whatever the ack order, a committed offset never passes a record
+        /// of its partition that is still in flight, and once everything is
+        /// acked the last offset of each partition is committed.
+        #[test]
+        fn never_commits_past_an_in_flight_record(
+            parts in proptest::collection::vec(0usize..3, 1..40),
+            order in proptest::collection::vec(any::<prop::sample::Index>(), 0..40),
+            flush_every in 1usize..8,
+        ) {
+            let names = [part("a"), part("b"), part("c")];
+            let mut t = SubmittedRecords::new();
+            let mut subs = Vec::new();
+            for (i, p) in parts.iter().enumerate() {
+                let tok = t.submit(names[*p].clone(), off(i as i64));
+                subs.push((tok, *p, i as i64, false));
+            }
+            let mut committed: HashMap<usize, i64> = HashMap::new();
+            for (step, idx) in order.iter().enumerate() {
+                let k = idx.index(subs.len());
+                t.complete(subs[k].0);
+                subs[k].3 = true;
+                if step % flush_every == 0 {
+                    for (p, o) in t.committable().offsets {
+                        let pi = names.iter().position(|n| **n == p).unwrap();
+                        let n = o["n"].as_i64().unwrap();
+                        // Every record of pi up to n must be acked.
+                        for s in subs.iter().filter(|s| s.1 == pi && s.2 <= n) {
+                            prop_assert!(s.3, "committed {} past in-flight {}", n, s.2);
+                        }
+                        committed.insert(pi, n);
+                    }
+                }
+            }
+            for s in subs.iter_mut() { t.complete(s.0); s.3 = true; }
+            for (p, o) in t.committable().offsets {
+                let pi = names.iter().position(|n| **n == p).unwrap();
+                committed.insert(pi, o["n"].as_i64().unwrap());
+            }
+            for (pi, _) in names.iter().enumerate() {
+                let last = subs.iter().filter(|s| s.1 == pi).map(|s| s.2).max();
+                prop_assert_eq!(committed.get(&pi).copied(), last);
+            }
+            prop_assert_eq!(t.held(), 0);
+        }
+    }
+}

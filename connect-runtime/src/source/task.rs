@@ -1,0 +1,803 @@
+//! `WorkerSourceTask`: drives one source task.
+//!
+//! The loop: poll a batch, then per record transforms, header/key/value
+//! converters and produce; acks come back through a [`DeliverySink`] into
+//! the [`SubmittedRecords`] tracker; every `offset.flush.interval.ms` the
+//! committable offsets are written to the offset store and
+//! `SourceTask::commit` is called. Polling stops while
+//! `source.max.inflight.records` submissions are held (backpressure), and
+//! every failure goes through the one [`ErrorPipeline`].
+
+use std::collections::HashSet;
+use std::mem;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use connect_api::config::ConfigMap;
+use connect_api::converter::{Converter, HeaderConverter};
+use connect_api::source::{OffsetStorageReader, RecordMetadata, SourceTask, SourceTaskContext};
+use connect_api::transform::Transformation;
+use connect_api::{ConnectError, ErrorKind, Result, SourceMap, SourceRecord};
+use tokio::sync::{watch, Notify};
+use tokio::time::{Instant, MissedTickBehavior};
+
+use super::submitted::SubmittedRecords;
+use crate::errors::dlq::{self, Origin};
+use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage};
+use crate::kafka::{
+    Admin, ClientConfig, CreateTopicOutcome, Delivered, DeliverySink, KafkaCluster, KafkaError,
+    NewTopic, OutHeader, OutRecord, Producer, SendError,
+};
+use crate::offsets::OffsetStore;
+use crate::status::{State, StatusListener, TargetState, TaskId};
+
+/// What to do when a task reports that its stored offset is no longer valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OffsetsInvalidPolicy {
+    /// Fail the task with a message that says how to reset (the default).
+    #[default]
+    Fail,
+    /// Remove the stored offset of that source partition, warn, and restart
+    /// the task from its default position.
+    Reset,
+}
+
+/// Settings of one source task.
+#[derive(Debug, Clone)]
+pub struct SourceTaskSettings {
+    /// The task's id.
+    pub id: TaskId,
+    /// `offset.flush.interval.ms`.
+    pub flush_interval: Duration,
+    /// `offset.flush.timeout.ms`.
+    pub flush_timeout: Duration,
+    /// `source.max.inflight.records`: submissions held before polling stops.
+    pub max_in_flight: usize,
+    /// `topic.creation.default.partitions` / `.replication.factor`, when set.
+    pub topic_creation: Option<(i32, i16)>,
+    /// `offsets.invalid.policy`.
+    pub offsets_invalid_policy: OffsetsInvalidPolicy,
+    /// The connector's `errors.*` settings.
+    pub errors: ErrorConfig,
+    /// Producer properties (`producer.*` worker keys, `producer.override.*`).
+    pub producer: ClientConfig,
+    /// How long `stop` may take to flush and commit
+    /// (`task.shutdown.graceful.timeout.ms`).
+    pub shutdown_timeout: Duration,
+}
+
+/// The plugins one source task runs with.
+pub struct SourcePlugins {
+    /// The task.
+    pub task: Box<dyn SourceTask>,
+    /// The task configuration from the connector.
+    pub task_config: ConfigMap,
+    /// The transformation chain (absent when `transforms` is empty).
+    pub transforms: Option<Box<dyn Transformation<SourceRecord>>>,
+    /// Key converter and its class name (for error context).
+    pub key_converter: (Box<dyn Converter>, String),
+    /// Value converter and its class name.
+    pub value_converter: (Box<dyn Converter>, String),
+    /// Header converter and its class name.
+    pub header_converter: (Box<dyn HeaderConverter>, String),
+    /// JSON converter (schemas enabled) rendering records for the source DLQ,
+    /// which has no raw bytes to keep.
+    pub dlq_converter: Box<dyn Converter>,
+}
+
+/// Delivery outcomes collected from the producer's thread.
+#[derive(Default)]
+struct AckQueue {
+    acks: Mutex<Vec<(u64, std::result::Result<AckMeta, KafkaError>)>>,
+    notify: Notify,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct AckMeta {
+    partition: i32,
+    offset: i64,
+    timestamp: Option<i64>,
+}
+
+impl DeliverySink for AckQueue {
+    fn delivered(&self, token: u64, result: std::result::Result<Delivered<'_>, KafkaError>) {
+        // The topic is known from the record kept in the tracker, so nothing
+        // here allocates per ack.
+        let meta = result.map(|d| AckMeta {
+            partition: d.partition,
+            offset: d.offset,
+            timestamp: d.timestamp,
+        });
+        if let Ok(mut q) = self.acks.lock() {
+            q.push((token, meta));
+        }
+        self.notify.notify_one();
+    }
+}
+
+/// The context handed to the task: its config, the stored offsets, and
+/// heartbeats that the loop drains after each poll.
+struct Context {
+    config: ConfigMap,
+    reader: StoreReader,
+    heartbeats: Mutex<Vec<(Arc<SourceMap>, SourceMap)>>,
+}
+
+struct StoreReader {
+    connector: String,
+    store: Arc<dyn OffsetStore>,
+}
+
+impl OffsetStorageReader for StoreReader {
+    fn offset(&self, partition: &SourceMap) -> Option<SourceMap> {
+        self.store.get(&self.connector, partition)
+    }
+}
+
+impl SourceTaskContext for Context {
+    fn configs(&self) -> &ConfigMap {
+        &self.config
+    }
+    fn offset_storage_reader(&self) -> &dyn OffsetStorageReader {
+        &self.reader
+    }
+    fn heartbeat(&self, partition: Arc<SourceMap>, offset: SourceMap) {
+        if let Ok(mut h) = self.heartbeats.lock() {
+            h.push((partition, offset));
+        }
+    }
+}
+
+/// Drives one source task until it is stopped or fails.
+pub struct WorkerSourceTask {
+    settings: SourceTaskSettings,
+    plugins: SourcePlugins,
+    pipeline: ErrorPipeline,
+    tracker: SubmittedRecords,
+    acks: Arc<AckQueue>,
+    drained: Vec<(u64, std::result::Result<AckMeta, KafkaError>)>,
+    producer: Box<dyn Producer>,
+    dlq_producer: Option<Box<dyn Producer>>,
+    admin: Option<Box<dyn Admin>>,
+    store: Arc<dyn OffsetStore>,
+    context: Arc<Context>,
+    status: Arc<dyn StatusListener>,
+    control: watch::Receiver<TargetState>,
+    known_topics: HashSet<Arc<str>>,
+    last_topic: Option<Arc<str>>,
+    key_buf: Vec<u8>,
+    value_buf: Vec<u8>,
+    header_buf: Vec<OutHeader>,
+    key_some: bool,
+    value_some: bool,
+}
+
+impl WorkerSourceTask {
+    /// Prepare a task: open its producers on `cluster`.
+    pub fn new(
+        settings: SourceTaskSettings,
+        plugins: SourcePlugins,
+        cluster: Arc<dyn KafkaCluster>,
+        store: Arc<dyn OffsetStore>,
+        status: Arc<dyn StatusListener>,
+        control: watch::Receiver<TargetState>,
+    ) -> Result<Self> {
+        let acks = Arc::new(AckQueue::default());
+        let mut producer_config = settings.producer.clone();
+        // Kafka's source producer defaults: nothing is lost to a retry limit.
+        producer_config
+            .entry("acks".into())
+            .or_insert_with(|| "all".into());
+        let producer = cluster.producer(&producer_config, acks.clone())?;
+        let dlq_producer = if settings.errors.dlq_topic.is_empty() {
+            None
+        } else {
+            Some(cluster.producer(&producer_config, acks.clone())?)
+        };
+        let admin = cluster.admin(&producer_config).ok();
+        let context = Arc::new(Context {
+            config: plugins.task_config.clone(),
+            reader: StoreReader {
+                connector: settings.id.connector.clone(),
+                store: store.clone(),
+            },
+            heartbeats: Mutex::new(Vec::new()),
+        });
+        Ok(WorkerSourceTask {
+            pipeline: ErrorPipeline::new(settings.errors.clone()),
+            settings,
+            plugins,
+            tracker: SubmittedRecords::new(),
+            acks,
+            drained: Vec::new(),
+            producer,
+            dlq_producer,
+            admin,
+            store,
+            context,
+            status,
+            control,
+            known_topics: HashSet::new(),
+            last_topic: None,
+            key_buf: Vec::with_capacity(256),
+            value_buf: Vec::with_capacity(1024),
+            header_buf: Vec::new(),
+            key_some: false,
+            value_some: false,
+        })
+    }
+
+    /// Run until stopped (`Ok`) or failed (`Err`, with the reason). The
+    /// status listener sees RUNNING/PAUSED/FAILED transitions; a final flush
+    /// and commit happen on a clean stop.
+    pub async fn run(mut self) -> Result<()> {
+        let id = self.settings.id.clone();
+        let result = self.run_inner().await;
+        match &result {
+            Ok(()) => {}
+            Err(e) => {
+                tracing::error!(task = %id, error = %e, "source task failed");
+                self.status
+                    .task_state(&id, State::Failed, Some(dlq::error_chain(e)));
+            }
+        }
+        if let Err(e) = self.plugins.task.stop().await {
+            tracing::warn!(task = %id, error = %e, "source task stop failed");
+        }
+        result
+    }
+
+    async fn run_inner(&mut self) -> Result<()> {
+        loop {
+            let ctx: Arc<dyn SourceTaskContext> = self.context.clone();
+            let config = self.plugins.task_config.clone();
+            match self.plugins.task.start(&config, ctx).await {
+                Ok(()) => {}
+                Err(e) => {
+                    self.handle_invalid_offset(e).await?;
+                    continue;
+                }
+            }
+            match self.poll_loop().await {
+                Err(e) if matches!(e.kind(), ErrorKind::OffsetInvalid { .. }) => {
+                    self.handle_invalid_offset(e).await?;
+                    // Restart from the default position with a fresh start().
+                    self.plugins.task.stop().await?;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Apply `offsets.invalid.policy` to an error from start/poll; any other
+    /// error is returned as is.
+    async fn handle_invalid_offset(&mut self, e: ConnectError) -> Result<()> {
+        let ErrorKind::OffsetInvalid { partition } = e.kind() else {
+            return Err(e);
+        };
+        let partition = partition.clone();
+        let id = &self.settings.id;
+        let stored = self.store.get(&id.connector, &partition);
+        let shown = |m: &Option<SourceMap>| {
+            m.as_ref()
+                .map(|o| serde_json::Value::Object(o.clone()).to_string())
+                .unwrap_or_else(|| "none".into())
+        };
+        match self.settings.offsets_invalid_policy {
+            OffsetsInvalidPolicy::Fail => Err(ConnectError::other(format!(
+                "The stored offset {} of source partition {} is no longer valid: {}. \
+                 To start over, stop the connector (PUT /connectors/{}/stop), reset its offsets \
+                 (DELETE /connectors/{}/offsets) and resume it, or set offsets.invalid.policy=reset \
+                 to do this automatically.",
+                shown(&stored),
+                serde_json::Value::Object(partition.clone()),
+                e.message(),
+                id.connector,
+                id.connector
+            ))),
+            OffsetsInvalidPolicy::Reset => {
+                tracing::warn!(
+                    task = %id,
+                    partition = %serde_json::Value::Object(partition.clone()),
+                    lost_position = %shown(&stored),
+                    reason = %e.message(),
+                    "stored offset is no longer valid; removing it (offsets.invalid.policy=reset) \
+                     and restarting the task from its default position"
+                );
+                self.store
+                    .write(&id.connector, vec![(partition, None)])
+                    .await?;
+                Ok(())
+            }
+        }
+    }
+
+    async fn poll_loop(&mut self) -> Result<()> {
+        let id = self.settings.id.clone();
+        let mut flush = tokio::time::interval_at(
+            Instant::now() + self.settings.flush_interval,
+            self.settings.flush_interval,
+        );
+        flush.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut reported = None;
+        loop {
+            let target = *self.control.borrow();
+            if reported != Some(target) {
+                match target {
+                    TargetState::Started => self.status.task_state(&id, State::Running, None),
+                    TargetState::Paused => self.status.task_state(&id, State::Paused, None),
+                    TargetState::Stopped => {}
+                }
+                reported = Some(target);
+            }
+            if target == TargetState::Stopped {
+                return self.final_commit().await;
+            }
+            self.process_acks().await?;
+            let backpressured = self.tracker.held() >= self.settings.max_in_flight;
+            if target == TargetState::Paused || backpressured {
+                tokio::select! {
+                    _ = flush.tick() => self.commit_offsets().await?,
+                    _ = self.acks.notify.notified() => {}
+                    changed = self.control.changed() => {
+                        if changed.is_err() { return self.final_commit().await; }
+                    }
+                }
+                continue;
+            }
+            let batch = tokio::select! {
+                biased;
+                changed = self.control.changed() => {
+                    if changed.is_err() { return self.final_commit().await; }
+                    continue;
+                }
+                _ = flush.tick() => {
+                    self.commit_offsets().await?;
+                    continue;
+                }
+                batch = self.plugins.task.poll() => batch,
+            };
+            let batch = match batch {
+                Ok(b) => b,
+                Err(e) if e.is_retriable() => {
+                    tracing::warn!(task = %id, error = %e, "retriable poll failure; polling again");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            self.drain_heartbeats();
+            for record in batch {
+                self.process(record).await?;
+            }
+        }
+    }
+
+    fn drain_heartbeats(&mut self) {
+        let beats = match self.context.heartbeats.lock() {
+            Ok(mut h) if !h.is_empty() => mem::take(&mut *h),
+            _ => return,
+        };
+        for (partition, offset) in beats {
+            self.submit_done(partition, offset);
+        }
+    }
+
+    fn submit_done(&mut self, partition: Arc<SourceMap>, offset: SourceMap) {
+        self.tracker.submit_done(partition, offset);
+    }
+
+    /// One record: transforms, converters, produce.
+    async fn process(&mut self, mut record: SourceRecord) -> Result<()> {
+        let partition = record.source_partition.clone();
+        // The offset moves into the tracker; transforms never read it.
+        let offset = mem::take(&mut record.source_offset);
+
+        let record = match self.transform(record).await? {
+            Transformed::Kept(r) => r,
+            Transformed::Dropped => {
+                self.submit_done(partition, offset);
+                return Ok(());
+            }
+            Transformed::Failed(original, failure) => {
+                return self.dead_letter(partition, offset, original, failure).await;
+            }
+        };
+        if let Some(failure) = self.convert(&record).await? {
+            return self
+                .dead_letter(partition, offset, Some(record), failure)
+                .await;
+        }
+        self.ensure_topic(&record.record.topic).await;
+        let token = self.tracker.submit(partition, offset);
+        let r = &record.record;
+        let out = OutRecord {
+            topic: &r.topic,
+            partition: r.kafka_partition,
+            key: self.key_some.then_some(self.key_buf.as_slice()),
+            value: self.value_some.then_some(self.value_buf.as_slice()),
+            timestamp: r.timestamp,
+            headers: &self.header_buf,
+        };
+        send_with_backpressure(&*self.producer, &out, token, &self.acks).await?;
+        self.tracker.attach(token, record);
+        Ok(())
+    }
+
+    /// Run the transformation chain under the error pipeline.
+    async fn transform(&mut self, record: SourceRecord) -> Result<Transformed> {
+        let Some(chain) = self.plugins.transforms.as_mut() else {
+            return Ok(Transformed::Kept(record));
+        };
+        // A retry needs the input again, and apply() consumes it: keep a copy
+        // only when retries are configured (errors.retry.timeout != 0).
+        let backup = (self.pipeline.config().retry_timeout_ms != 0).then(|| record.clone());
+        let error = match chain.apply(record) {
+            Ok(Some(r)) => return Ok(Transformed::Kept(r)),
+            Ok(None) => return Ok(Transformed::Dropped),
+            Err(e) => e,
+        };
+        match backup {
+            Some(original) if error.is_retriable() => {
+                let outcome = self
+                    .pipeline
+                    .execute(Stage::Transformation, "transforms", || {
+                        chain.apply(original.clone())
+                    })
+                    .await?;
+                Ok(match outcome {
+                    Ok(Some(r)) => Transformed::Kept(r),
+                    Ok(None) => Transformed::Dropped,
+                    Err(failure) => Transformed::Failed(Some(original), failure),
+                })
+            }
+            backup => {
+                let failure =
+                    self.pipeline
+                        .tolerate(Stage::Transformation, "transforms", error, 1)?;
+                Ok(Transformed::Failed(backup, failure))
+            }
+        }
+    }
+
+    /// Run header, key and value converters (Kafka's source order) into the
+    /// reusable buffers; `Some(failure)` when a tolerated failure skips it.
+    async fn convert(&mut self, record: &SourceRecord) -> Result<Option<Failure>> {
+        let r = &record.record;
+        let topic: &str = &r.topic;
+        let (hc, hc_name) = &mut self.plugins.header_converter;
+        self.header_buf.clear();
+        for h in r.headers.iter() {
+            let out = self
+                .pipeline
+                .execute(Stage::HeaderConverter, hc_name, || {
+                    hc.from_connect_header(topic, h.key(), h.schema(), h.value())
+                })
+                .await?;
+            match out {
+                Ok(bytes) => self.header_buf.push((h.key().to_string(), bytes)),
+                Err(failure) => return Ok(Some(failure)),
+            }
+        }
+        let (kc, kc_name) = &mut self.plugins.key_converter;
+        let key_buf = &mut self.key_buf;
+        let out = self
+            .pipeline
+            .execute(Stage::KeyConverter, kc_name, || {
+                key_buf.clear();
+                kc.from_connect_data(topic, &r.headers, r.key_schema.as_ref(), &r.key, key_buf)
+            })
+            .await?;
+        match out {
+            Ok(some) => self.key_some = some,
+            Err(failure) => return Ok(Some(failure)),
+        }
+        let (vc, vc_name) = &mut self.plugins.value_converter;
+        let value_buf = &mut self.value_buf;
+        let out = self
+            .pipeline
+            .execute(Stage::ValueConverter, vc_name, || {
+                value_buf.clear();
+                vc.from_connect_data(
+                    topic,
+                    &r.headers,
+                    r.value_schema.as_ref(),
+                    &r.value,
+                    value_buf,
+                )
+            })
+            .await?;
+        match out {
+            Ok(some) => self.value_some = some,
+            Err(failure) => return Ok(Some(failure)),
+        }
+        Ok(None)
+    }
+
+    /// A tolerated failure: log it, send the record to the DLQ when one is
+    /// configured (beyond Kafka, which has no source DLQ), and let its offset
+    /// move on once that send is acknowledged.
+    async fn dead_letter(
+        &mut self,
+        partition: Arc<SourceMap>,
+        offset: SourceMap,
+        record: Option<SourceRecord>,
+        failure: Failure,
+    ) -> Result<()> {
+        let id = &self.settings.id;
+        if self.settings.errors.log_enable {
+            self.pipeline.record_logged();
+            if self.settings.errors.log_include_messages {
+                tracing::error!(task = %id, stage = %failure.stage, executing = %failure.executing,
+                    error = %failure.error, record = ?record,
+                    source_partition = %serde_json::Value::Object(SourceMap::clone(&partition)),
+                    source_offset = %serde_json::Value::Object(offset.clone()),
+                    "Error encountered in task {id}");
+            } else {
+                tracing::error!(task = %id, stage = %failure.stage, executing = %failure.executing,
+                    error = %failure.error, "Error encountered in task {id}");
+            }
+        }
+        if self.dlq_producer.is_none() {
+            self.tracker.submit_done(partition, offset);
+            if let Some(r) = record {
+                self.plugins.task.commit_record(&r, None).await?;
+            }
+            return Ok(());
+        };
+        let dlq_topic = self.settings.errors.dlq_topic.clone();
+        let mut headers = Vec::new();
+        let (topic, kafka_partition) = record
+            .as_ref()
+            .map(|r| (r.record.topic.clone(), r.record.kafka_partition))
+            .unwrap_or_else(|| (Arc::from(""), None));
+        if self.settings.errors.dlq_context_headers {
+            dlq::append_context_headers(
+                &mut headers,
+                &id.connector,
+                id.task,
+                Origin::Polled {
+                    topic: &topic,
+                    partition: kafka_partition,
+                    source_partition: &partition,
+                    source_offset: &offset,
+                },
+                &failure,
+            );
+        }
+        // Render key and value with the JSON converter: a source record has
+        // no raw bytes yet, and JSON with schemas keeps everything readable.
+        let (mut key, mut value) = (Vec::new(), Vec::new());
+        let (mut has_key, mut has_value) = (false, false);
+        if let Some(r) = &record {
+            let rec = &r.record;
+            let conv = &mut self.plugins.dlq_converter;
+            has_key = conv
+                .from_connect_data(
+                    &topic,
+                    &rec.headers,
+                    rec.key_schema.as_ref(),
+                    &rec.key,
+                    &mut key,
+                )
+                .unwrap_or(false);
+            has_value = conv
+                .from_connect_data(
+                    &topic,
+                    &rec.headers,
+                    rec.value_schema.as_ref(),
+                    &rec.value,
+                    &mut value,
+                )
+                .unwrap_or(false);
+        }
+        self.ensure_dlq_topic(&dlq_topic).await;
+        let token = self.tracker.submit_dead_letter(partition, offset);
+        let out = OutRecord {
+            topic: &dlq_topic,
+            partition: None,
+            key: has_key.then_some(key.as_slice()),
+            value: has_value.then_some(value.as_slice()),
+            timestamp: record.as_ref().and_then(|r| r.record.timestamp),
+            headers: &headers,
+        };
+        let Some(dlq) = self.dlq_producer.as_deref() else {
+            return Ok(());
+        };
+        let sent = send_with_backpressure(dlq, &out, token, &self.acks).await;
+        self.pipeline.record_dlq_send(sent.is_err());
+        sent.map_err(|e| e.context("cannot send a failed record to the dead letter queue"))?;
+        if let Some(r) = record {
+            self.tracker.attach(token, r);
+        }
+        Ok(())
+    }
+
+    /// Create the record's topic once, when topic creation is configured;
+    /// without CreateTopics support, rely on the broker's auto-creation.
+    async fn ensure_topic(&mut self, topic: &Arc<str>) {
+        if self
+            .last_topic
+            .as_ref()
+            .is_some_and(|t| Arc::ptr_eq(t, topic))
+        {
+            return;
+        }
+        self.last_topic = Some(topic.clone());
+        if self.known_topics.contains(topic) {
+            return;
+        }
+        self.known_topics.insert(topic.clone());
+        let Some((partitions, rf)) = self.settings.topic_creation else {
+            return;
+        };
+        let mut spec = NewTopic::new(topic.to_string(), partitions);
+        spec.replication_factor = rf;
+        self.create_topic(spec).await;
+    }
+
+    async fn ensure_dlq_topic(&mut self, topic: &str) {
+        if self.known_topics.contains(topic) {
+            return;
+        }
+        self.known_topics.insert(Arc::from(topic));
+        let mut spec = NewTopic::new(topic, 1);
+        spec.replication_factor = self.settings.errors.dlq_replication_factor;
+        self.create_topic(spec).await;
+    }
+
+    async fn create_topic(&self, spec: NewTopic) {
+        let Some(admin) = &self.admin else { return };
+        match admin.create_topic(&spec, Duration::from_secs(5)).await {
+            Ok(CreateTopicOutcome::Created) => {
+                tracing::info!(topic = %spec.name, partitions = spec.partitions, "created topic")
+            }
+            Ok(CreateTopicOutcome::AlreadyExists) => {}
+            Ok(CreateTopicOutcome::Unsupported { reason }) => tracing::info!(
+                topic = %spec.name, %reason,
+                "the cluster cannot create topics; relying on auto-creation"
+            ),
+            Err(e) => tracing::warn!(topic = %spec.name, error = %e,
+                "topic creation failed; relying on auto-creation"),
+        }
+    }
+
+    /// Route delivery outcomes: acks complete submissions and call
+    /// `commit_record`; failures go through the error pipeline.
+    async fn process_acks(&mut self) -> Result<()> {
+        {
+            let Ok(mut q) = self.acks.acks.lock() else {
+                return Err(ConnectError::other("ack queue poisoned"));
+            };
+            if q.is_empty() {
+                return Ok(());
+            }
+            mem::swap(&mut *q, &mut self.drained);
+        }
+        let mut drained = mem::take(&mut self.drained);
+        for (token, result) in drained.drain(..) {
+            match result {
+                Ok(meta) => {
+                    let Some(done) = self.tracker.complete(token) else {
+                        continue;
+                    };
+                    if let Some(record) = done.record {
+                        let md = (!done.dead_letter).then(|| RecordMetadata {
+                            topic: record.record.topic.clone(),
+                            partition: meta.partition,
+                            offset: meta.offset,
+                            timestamp: meta.timestamp,
+                        });
+                        self.plugins
+                            .task
+                            .commit_record(&record, md.as_ref())
+                            .await?;
+                    }
+                }
+                Err(e) => self.delivery_failed(token, e).await?,
+            }
+        }
+        self.drained = drained;
+        Ok(())
+    }
+
+    /// A record the producer gave up on (its own retries are infinite by
+    /// default, so this is final): KAFKA_PRODUCE under errors.tolerance.
+    async fn delivery_failed(&mut self, token: u64, error: KafkaError) -> Result<()> {
+        let Some(done) = self.tracker.complete(token) else {
+            return Ok(());
+        };
+        if done.dead_letter {
+            self.pipeline.record_dlq_send(true);
+            return Err(ConnectError::from(error).context(
+                "the dead letter queue rejected a failed record; stopping so it is not lost",
+            ));
+        }
+        let failure = self.pipeline.tolerate(
+            Stage::KafkaProduce,
+            "producer",
+            ConnectError::from(error),
+            1,
+        )?;
+        let Some(record) = done.record else {
+            return Ok(());
+        };
+        // The submission is done; the DLQ send is a new one for the same
+        // source offset, so the offset waits for it.
+        let partition = record.source_partition.clone();
+        let offset = record.source_offset.clone();
+        self.dead_letter(partition, offset, Some(record), failure)
+            .await
+    }
+
+    /// Write committable offsets, then `SourceTask::commit`.
+    async fn commit_offsets(&mut self) -> Result<()> {
+        self.process_acks().await?;
+        let committable = self.tracker.committable();
+        if !committable.is_empty() {
+            let entries = committable
+                .offsets
+                .into_iter()
+                .map(|(p, o)| (p, Some(o)))
+                .collect();
+            let write = self.store.write(&self.settings.id.connector, entries);
+            match tokio::time::timeout(self.settings.flush_timeout, write).await {
+                Ok(r) => r?,
+                Err(_) => {
+                    tracing::warn!(task = %self.settings.id,
+                        "offset flush timed out after {:?} (offset.flush.timeout.ms); will retry",
+                        self.settings.flush_timeout);
+                    return Ok(());
+                }
+            }
+        }
+        self.plugins.task.commit().await
+    }
+
+    /// On stop: flush the producer, process the last acks, commit.
+    async fn final_commit(&mut self) -> Result<()> {
+        let flushed = self.producer.flush(self.settings.shutdown_timeout).await;
+        if let Some(d) = &self.dlq_producer {
+            let _ = d.flush(self.settings.shutdown_timeout).await;
+        }
+        if let Err(e) = flushed {
+            tracing::warn!(task = %self.settings.id, error = %e,
+                "producer flush on stop did not complete; unacknowledged records will be polled again after restart");
+        }
+        self.commit_offsets().await
+    }
+}
+
+/// Outcome of the transformation stage.
+enum Transformed {
+    Kept(SourceRecord),
+    Dropped,
+    /// Tolerated failure, with the record as it was before the chain when
+    /// it could be kept (a retry needed a copy anyway).
+    Failed(Option<SourceRecord>, Failure),
+}
+
+/// Queue `out`, waiting for acks while the producer's queue is full.
+async fn send_with_backpressure(
+    producer: &dyn Producer,
+    out: &OutRecord<'_>,
+    token: u64,
+    acks: &AckQueue,
+) -> Result<()> {
+    loop {
+        match producer.send(out, token) {
+            Ok(()) => return Ok(()),
+            Err(SendError::QueueFull) => {
+                // Acks free room; the timeout covers a wake-up lost to a race.
+                let _ =
+                    tokio::time::timeout(Duration::from_millis(50), acks.notify.notified()).await;
+            }
+            Err(SendError::Kafka(e)) => {
+                return Err(ConnectError::from(e).context(format_args!(
+                    "cannot send a record to topic '{}'",
+                    out.topic
+                )))
+            }
+        }
+    }
+}
