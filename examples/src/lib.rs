@@ -1,1 +1,2 @@
 //! Example connectors and programs for Kafka Connect for Rust.
+pub mod add_header;
