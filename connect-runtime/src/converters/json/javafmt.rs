@@ -1,0 +1,275 @@
+//! Numbers and strings written exactly as Kafka's Jackson-based JsonConverter
+//! writes them: Java's `Double.toString` / `Float.toString`, `BigDecimal.toString`,
+//! and Jackson's string escapes (upper-case `\u00XX`).
+
+use std::fmt::Write as _;
+
+use connect_api::Decimal;
+use num_bigint::Sign;
+
+/// A fixed stack buffer for formatting one number without allocating.
+struct StackBuf {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl StackBuf {
+    fn new() -> Self {
+        StackBuf {
+            buf: [0; 64],
+            len: 0,
+        }
+    }
+    fn as_str(&self) -> &str {
+        // Only ASCII from the float formatter is ever written.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.buf.len() {
+            return Err(std::fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Write a finite float given Rust's shortest scientific form (`1.5e-7`) in
+/// Java's `Double.toString` layout: plain for 1e-3 <= |v| < 1e7, else
+/// `d.dddE±n` without a `+`.
+fn write_java_sci(out: &mut Vec<u8>, sci: &str) {
+    let (negative, sci) = match sci.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, sci),
+    };
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut digits = [0u8; 32];
+    let mut n = 0;
+    for b in mantissa.bytes().filter(u8::is_ascii_digit) {
+        if n < digits.len() {
+            digits[n] = b;
+            n += 1;
+        }
+    }
+    let digits = &digits[..n.max(1)];
+    if negative {
+        out.push(b'-');
+    }
+    if digits == b"0" {
+        out.extend_from_slice(b"0.0");
+        return;
+    }
+    if (-3..7).contains(&exp) {
+        if exp >= 0 {
+            let int_len = exp as usize + 1;
+            for i in 0..int_len {
+                out.push(*digits.get(i).unwrap_or(&b'0'));
+            }
+            out.push(b'.');
+            if digits.len() > int_len {
+                out.extend_from_slice(&digits[int_len..]);
+            } else {
+                out.push(b'0');
+            }
+        } else {
+            out.extend_from_slice(b"0.");
+            for _ in 0..(-exp - 1) {
+                out.push(b'0');
+            }
+            out.extend_from_slice(digits);
+        }
+    } else {
+        out.push(digits[0]);
+        out.push(b'.');
+        if digits.len() > 1 {
+            out.extend_from_slice(&digits[1..]);
+        } else {
+            out.push(b'0');
+        }
+        out.push(b'E');
+        let mut b = StackBuf::new();
+        let _ = write!(b, "{exp}");
+        out.extend_from_slice(b.as_str().as_bytes());
+    }
+}
+
+/// Jackson writes NaN and infinities as quoted strings.
+fn write_non_finite(out: &mut Vec<u8>, v: f64) -> bool {
+    let s: &[u8] = if v.is_nan() {
+        b"\"NaN\""
+    } else if v == f64::INFINITY {
+        b"\"Infinity\""
+    } else if v == f64::NEG_INFINITY {
+        b"\"-Infinity\""
+    } else {
+        return false;
+    };
+    out.extend_from_slice(s);
+    true
+}
+
+/// Java's `Double.toString(v)` (NaN and infinities quoted, as Jackson).
+pub(crate) fn write_f64(out: &mut Vec<u8>, v: f64) {
+    if write_non_finite(out, v) {
+        return;
+    }
+    let mut b = StackBuf::new();
+    let _ = write!(b, "{v:e}");
+    write_java_sci(out, b.as_str());
+}
+
+/// Java's `Float.toString(v)` (NaN and infinities quoted, as Jackson).
+pub(crate) fn write_f32(out: &mut Vec<u8>, v: f32) {
+    if write_non_finite(out, f64::from(v)) {
+        return;
+    }
+    let mut b = StackBuf::new();
+    let _ = write!(b, "{v:e}");
+    write_java_sci(out, b.as_str());
+}
+
+/// An integer in decimal.
+pub(crate) fn write_int(out: &mut Vec<u8>, v: i64) {
+    let mut b = StackBuf::new();
+    let _ = write!(b, "{v}");
+    out.extend_from_slice(b.as_str().as_bytes());
+}
+
+/// Java's `BigDecimal.toString()`: plain unless the scale is negative or
+/// the adjusted exponent is below -6, then `d.dddE±n`.
+pub(crate) fn write_big_decimal(out: &mut Vec<u8>, d: &Decimal) {
+    // Small values format on the stack; only huge ones allocate.
+    let mut stack = StackBuf::new();
+    let heap;
+    let digits: &str = if write!(stack, "{}", d.unscaled().magnitude()).is_ok() {
+        stack.as_str()
+    } else {
+        heap = d.unscaled().magnitude().to_string();
+        &heap
+    };
+    let digits = digits.as_bytes();
+    if d.unscaled().sign() == Sign::Minus {
+        out.push(b'-');
+    }
+    let scale = i64::from(d.scale());
+    let adjusted = -scale + (digits.len() as i64 - 1);
+    if scale >= 0 && adjusted >= -6 {
+        let scale = scale as usize;
+        if scale == 0 {
+            out.extend_from_slice(digits);
+        } else if digits.len() > scale {
+            let (int, frac) = digits.split_at(digits.len() - scale);
+            out.extend_from_slice(int);
+            out.push(b'.');
+            out.extend_from_slice(frac);
+        } else {
+            out.extend_from_slice(b"0.");
+            out.resize(out.len() + (scale - digits.len()), b'0');
+            out.extend_from_slice(digits);
+        }
+        return;
+    }
+    out.push(digits[0]);
+    if digits.len() > 1 {
+        out.push(b'.');
+        out.extend_from_slice(&digits[1..]);
+    }
+    out.push(b'E');
+    if adjusted >= 0 {
+        out.push(b'+');
+    }
+    write_int(out, adjusted);
+}
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+/// A JSON string with Jackson's escapes: `\"`, `\\`, `\b \t \n \f \r`, other
+/// control characters as upper-case `\u00XX`; everything else raw UTF-8.
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let short: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x08 => b"\\b",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            0x0c => b"\\f",
+            b'\r' => b"\\r",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        if short.is_empty() {
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 0xf)]);
+        } else {
+            out.extend_from_slice(short);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f64s(v: f64) -> String {
+        let mut o = Vec::new();
+        write_f64(&mut o, v);
+        String::from_utf8(o).unwrap()
+    }
+
+    #[test]
+    fn doubles_as_java() {
+        assert_eq!(f64s(1.0), "1.0");
+        assert_eq!(f64s(-0.0), "-0.0");
+        assert_eq!(f64s(0.0), "0.0");
+        assert_eq!(f64s(123.456), "123.456");
+        assert_eq!(f64s(1e7), "1.0E7");
+        assert_eq!(f64s(9_999_999.0), "9999999.0");
+        assert_eq!(f64s(0.001), "0.001");
+        assert_eq!(f64s(0.0001), "1.0E-4");
+        assert_eq!(f64s(1.5e-7), "1.5E-7");
+        assert_eq!(f64s(1e100), "1.0E100");
+        assert_eq!(f64s(f64::NAN), "\"NaN\"");
+        assert_eq!(f64s(f64::NEG_INFINITY), "\"-Infinity\"");
+        let mut o = Vec::new();
+        write_f32(&mut o, 0.1);
+        assert_eq!(o, b"0.1");
+    }
+
+    fn dec(s: &str) -> String {
+        let mut o = Vec::new();
+        write_big_decimal(&mut o, &s.parse().unwrap());
+        String::from_utf8(o).unwrap()
+    }
+
+    #[test]
+    fn big_decimals_as_java() {
+        assert_eq!(dec("1.00"), "1.00");
+        assert_eq!(dec("-12.5"), "-12.5");
+        assert_eq!(dec("0.000001"), "0.000001");
+        assert_eq!(dec("0.0000001"), "1E-7");
+        assert_eq!(dec("1E+3"), "1E+3");
+        assert_eq!(dec("1.23E+5"), "1.23E+5");
+        assert_eq!(dec("42"), "42");
+    }
+
+    #[test]
+    fn strings_as_jackson() {
+        let mut o = Vec::new();
+        write_str(&mut o, "a\"b\\c\n\u{1}é/");
+        assert_eq!(String::from_utf8(o).unwrap(), "\"a\\\"b\\\\c\\n\\u0001é/\"");
+    }
+}

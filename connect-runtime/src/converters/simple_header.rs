@@ -1,0 +1,67 @@
+//! `SimpleHeaderConverter`: Kafka's default header converter.
+
+use connect_api::values::{convert_to_string, parse_string};
+use connect_api::{ConfigDef, ConfigMap, HeaderConverter, Result, Schema, SchemaAndValue, Value};
+
+/// Writes a header value in `Values.convertToString` form (UTF-8) and reads
+/// it back with `Values.parseString`, which infers the type (`true` is a
+/// BOOLEAN, `42` an INT8, `[1,2]` an ARRAY...); the empty string stays a
+/// STRING.
+///
+/// ```
+/// use connect_api::{HeaderConverter, Value};
+/// use connect_runtime::converters::SimpleHeaderConverter;
+///
+/// let mut c = SimpleHeaderConverter;
+/// let bytes = c.from_connect_header("t", "k", None, &Value::Int32(42)).unwrap();
+/// assert_eq!(bytes.as_deref(), Some(&b"42"[..]));
+/// assert_eq!(c.to_connect_header("t", "k", Some(b"true")).unwrap().value, Value::Boolean(true));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SimpleHeaderConverter;
+
+impl HeaderConverter for SimpleHeaderConverter {
+    fn configure(&mut self, config: &ConfigMap) -> Result<()> {
+        self.config_def().parse(config).map(|_| ())
+    }
+
+    fn config_def(&self) -> ConfigDef {
+        ConfigDef::new().define(super::converter_type_key())
+    }
+
+    fn from_connect_header(
+        &mut self,
+        _topic: &str,
+        _key: &str,
+        _schema: Option<&Schema>,
+        value: &Value,
+    ) -> Result<Option<Vec<u8>>> {
+        if value.is_null() {
+            return Ok(None);
+        }
+        Ok(Some(convert_to_string(value).into_bytes()))
+    }
+
+    fn to_connect_header(
+        &mut self,
+        _topic: &str,
+        _key: &str,
+        bytes: Option<&[u8]>,
+    ) -> Result<SchemaAndValue> {
+        let Some(bytes) = bytes else {
+            return Ok(SchemaAndValue::NULL);
+        };
+        // Java decodes leniently; bytes that are not UTF-8 stay BYTES, as
+        // Kafka does when parsing fails.
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return Ok(SchemaAndValue::new(
+                Some(Schema::bytes()),
+                Value::Bytes(bytes::Bytes::copy_from_slice(bytes)),
+            ));
+        };
+        if text.is_empty() {
+            return Ok(SchemaAndValue::new(Some(Schema::string()), Value::from("")));
+        }
+        Ok(parse_string(text))
+    }
+}
