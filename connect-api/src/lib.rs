@@ -12,6 +12,9 @@
 //!   parsing), which transforms and header converters build on;
 //! - one error type, [`ConnectError`].
 //!
+//! Start with the [`guide`]: a source, a sink, a custom transform and
+//! configuration, each as code that compiles.
+//!
 //! It depends on no async runtime, no Kafka client and no HTTP stack
 //! (`cargo tree -p connect-api -e normal` shows it).
 
@@ -36,6 +39,8 @@ pub use value::Value;
 
 pub mod config;
 pub mod connector;
+#[doc = include_str!("../../docs/writing-a-connector.md")]
+pub mod guide {}
 pub mod converter;
 pub mod sink;
 pub mod source;
