@@ -12,8 +12,9 @@ use connect_api::{ConnectRecord, SinkRecord, SourceRecord};
 
 use crate::util::Side;
 use crate::{
-    drop_headers, filter, header_from, insert_field, insert_header, predicates, regex_router,
-    replace_field, set_schema_metadata, timestamp_converter, timestamp_router,
+    drop_headers, extract_field, filter, header_from, hoist_field, insert_field, insert_header,
+    mask_field, predicates, regex_router, replace_field, set_schema_metadata, timestamp_converter,
+    timestamp_router, value_to_key,
 };
 
 type TransformCtor<R> = Arc<dyn Fn() -> Box<dyn Transformation<R>> + Send + Sync>;
@@ -115,6 +116,10 @@ impl TransformRegistry {
         let mut r = Self::new();
         r.register_sided(insert_field::CLASS, insert_field::InsertField::new);
         r.register_sided(replace_field::CLASS, replace_field::ReplaceField::new);
+        r.register_sided(mask_field::CLASS, mask_field::MaskField::new);
+        r.register_transform(value_to_key::CLASS, value_to_key::ValueToKey::new);
+        r.register_sided(extract_field::CLASS, extract_field::ExtractField::new);
+        r.register_sided(hoist_field::CLASS, hoist_field::HoistField::new);
         r.register_sided(
             timestamp_converter::CLASS,
             timestamp_converter::TimestampConverter::new,
@@ -288,6 +293,10 @@ mod tests {
     const SMTS: &[(&str, bool)] = &[
         ("InsertField", true),
         ("ReplaceField", true),
+        ("MaskField", true),
+        ("ValueToKey", false),
+        ("ExtractField", true),
+        ("HoistField", true),
         ("TimestampConverter", true),
         ("SetSchemaMetadata", true),
         ("HeaderFrom", true),
