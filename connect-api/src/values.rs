@@ -19,6 +19,7 @@
 
 use std::borrow::Cow;
 use std::fmt::{self, Write};
+use std::sync::LazyLock;
 
 use base64::Engine as _;
 
@@ -230,6 +231,11 @@ pub fn parse_string(input: &str) -> SchemaAndValue {
 /// overflow on hostile headers).
 const MAX_DEPTH: usize = 64;
 
+// Built once: header converters parse every header of every record.
+static DATE: LazyLock<Schema> = LazyLock::new(logical::date_schema);
+static TIME: LazyLock<Schema> = LazyLock::new(logical::time_schema);
+static TIMESTAMP: LazyLock<Schema> = LazyLock::new(logical::timestamp_schema);
+
 /// Characters that end an unquoted token inside an array or map.
 const DELIMITERS: &[u8] = b",:[]{}\"";
 
@@ -387,11 +393,11 @@ impl Parser<'_> {
                 .is_none_or(|b| b.is_ascii_whitespace() || DELIMITERS.contains(b))
         };
         let (len, parsed) = if let Some(ms) = parse_timestamp(rest).filter(|_| ends_at(24)) {
-            (24, (logical::timestamp_schema(), Value::Timestamp(ms)))
+            (24, (TIMESTAMP.clone(), Value::Timestamp(ms)))
         } else if let Some(ms) = parse_time(rest).filter(|_| ends_at(13)) {
-            (13, (logical::time_schema(), Value::Time(ms)))
+            (13, (TIME.clone(), Value::Time(ms)))
         } else if let Some(days) = parse_date(rest).filter(|_| ends_at(10)) {
-            (10, (logical::date_schema(), Value::Date(days)))
+            (10, (DATE.clone(), Value::Date(days)))
         } else {
             return None;
         };
