@@ -149,6 +149,9 @@ impl ConnectError {
         if let ErrorKind::Data { path } = &mut self.kind {
             *path = if path.is_empty() {
                 parent.to_string()
+            } else if path.starts_with('[') {
+                // An element index reads as `items[2]`, not `items.[2]`.
+                format!("{parent}{path}")
             } else {
                 format!("{parent}.{path}")
             };
@@ -192,6 +195,17 @@ mod tests {
     fn nested_paths_compose() {
         let e = ConnectError::data_at("zip", "expected INT32, got STRING").in_field("address");
         assert_eq!(e.to_string(), "address.zip: expected INT32, got STRING");
+    }
+
+    #[test]
+    fn element_indexes_attach_without_a_dot() {
+        let e = ConnectError::data_at("[2]", "expected INT32, got STRING")
+            .in_field("zip")
+            .in_field("addresses");
+        assert_eq!(
+            e.to_string(),
+            "addresses.zip[2]: expected INT32, got STRING"
+        );
     }
 
     #[test]

@@ -120,9 +120,10 @@ impl Struct {
 
     /// The value at `field`'s position, or its default when unset.
     pub fn value_or_default<'a>(&'a self, field: &'a Field) -> &'a Value {
-        match &self.values[field.index()] {
-            Value::Null => field.schema().default_value().unwrap_or(&Value::Null),
-            v => v,
+        // `get` rather than indexing: `field` may come from another schema.
+        match self.values.get(field.index()) {
+            Some(Value::Null) | None => field.schema().default_value().unwrap_or(&Value::Null),
+            Some(v) => v,
         }
     }
 
@@ -283,6 +284,18 @@ mod tests {
             .unwrap();
         let mut p = Struct::new(person).unwrap();
         assert!(p.put("address", Struct::new(other).unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_field_of_another_schema_does_not_panic() {
+        let wide = SchemaBuilder::struct_()
+            .field("a", Schema::int32())
+            .field("b", Schema::optional_int32())
+            .build()
+            .unwrap();
+        let narrow = Struct::new(address()).unwrap();
+        let b = wide.field("b").unwrap();
+        assert_eq!(narrow.value_or_default(b), &Value::Null);
     }
 
     #[test]

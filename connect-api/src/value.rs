@@ -182,11 +182,29 @@ impl Value {
     }
 }
 
+/// Equal as multisets of entries: same entries in any order, each matched
+/// once (so duplicate keys cannot make unequal maps compare equal).
 fn map_eq(a: &[(Value, Value)], b: &[(Value, Value)]) -> bool {
-    a.len() == b.len()
-        && (a.iter().zip(b).all(|(x, y)| x == y)
-            || a.iter()
-                .all(|(k, v)| b.iter().any(|(k2, v2)| k == k2 && v == v2)))
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.iter().zip(b).all(|(x, y)| x == y) {
+        return true;
+    }
+    let mut used = vec![false; b.len()];
+    a.iter().all(|entry| {
+        let found = b
+            .iter()
+            .enumerate()
+            .position(|(i, other)| !used[i] && entry == other);
+        match found {
+            Some(i) => {
+                used[i] = true;
+                true
+            }
+            None => false,
+        }
+    })
 }
 
 impl PartialEq for Value {
@@ -386,5 +404,9 @@ mod tests {
         let b = Value::string_map([("b", Value::Int32(2)), ("a", Value::Int32(1))]);
         assert_eq!(a, b);
         assert_ne!(a, Value::string_map([("a", Value::Int32(1))]));
+        let dup = Value::string_map([("a", Value::Int32(1)), ("a", Value::Int32(1))]);
+        let other = Value::string_map([("a", Value::Int32(1)), ("b", Value::Int32(2))]);
+        assert_ne!(dup, other);
+        assert_ne!(other, dup);
     }
 }
