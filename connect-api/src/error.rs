@@ -34,6 +34,9 @@ pub enum ErrorKind {
     Retriable,
     /// The requested item (connector, plugin, topic...) does not exist.
     NotFound,
+    /// The request conflicts with the current state (a connector that
+    /// already exists, offsets altered while the connector runs).
+    Conflict,
     /// A source task's stored offset for `partition` is no longer valid in
     /// the source system (a resume token that expired, a file that was
     /// replaced). The runtime applies `offsets.invalid.policy`.
@@ -115,6 +118,11 @@ impl ConnectError {
     /// The stored offset of source `partition` is no longer valid.
     pub fn offset_invalid(partition: crate::record::SourceMap, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::OffsetInvalid { partition }, message)
+    }
+
+    /// A conflict with the current state.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Conflict, message)
     }
 
     /// Any other error.

@@ -11,3 +11,4 @@ pub mod offsets;
 pub mod source;
 pub mod status;
 pub mod sink;
+pub mod worker;

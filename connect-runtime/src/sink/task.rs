@@ -17,10 +17,10 @@ use connect_api::converter::{Converter, HeaderConverter};
 use connect_api::sink::{
     ErrantRecordReporter, SinkTask, SinkTaskContext, TopicPartition, TopicPartitionOffsets,
 };
-use connect_api::transform::Transformation;
 use connect_api::{
     ConnectError, Header, Headers, Record, Result, SinkRecord, TimestampType as ApiTimestampType,
 };
+use connect_transforms::chain::TransformChain;
 use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
 
@@ -64,7 +64,7 @@ pub struct SinkPlugins {
     /// The task configuration from the connector.
     pub task_config: ConfigMap,
     /// The transformation chain (absent when `transforms` is empty).
-    pub transforms: Option<Box<dyn Transformation<SinkRecord>>>,
+    pub transforms: Option<TransformChain<SinkRecord>>,
     /// Key converter and its class name.
     pub key_converter: (Box<dyn Converter>, String),
     /// Value converter and its class name.
@@ -130,7 +130,7 @@ pub struct WorkerSinkTask {
     settings: SinkTaskSettings,
     task: Box<dyn SinkTask>,
     task_config: ConfigMap,
-    transforms: Option<Box<dyn Transformation<SinkRecord>>>,
+    transforms: Option<TransformChain<SinkRecord>>,
     key_converter: (Box<dyn Converter>, String),
     value_converter: (Box<dyn Converter>, String),
     header_converter: (Box<dyn HeaderConverter>, String),

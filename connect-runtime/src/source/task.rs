@@ -16,8 +16,8 @@ use std::time::Duration;
 use connect_api::config::ConfigMap;
 use connect_api::converter::{Converter, HeaderConverter};
 use connect_api::source::{OffsetStorageReader, RecordMetadata, SourceTask, SourceTaskContext};
-use connect_api::transform::Transformation;
 use connect_api::{ConnectError, ErrorKind, Result, SourceMap, SourceRecord};
+use connect_transforms::chain::TransformChain;
 use tokio::sync::{watch, Notify};
 use tokio::time::{Instant, MissedTickBehavior};
 
@@ -73,7 +73,7 @@ pub struct SourcePlugins {
     /// The task configuration from the connector.
     pub task_config: ConfigMap,
     /// The transformation chain (absent when `transforms` is empty).
-    pub transforms: Option<Box<dyn Transformation<SourceRecord>>>,
+    pub transforms: Option<TransformChain<SourceRecord>>,
     /// Key converter and its class name (for error context).
     pub key_converter: (Box<dyn Converter>, String),
     /// Value converter and its class name.
@@ -633,7 +633,7 @@ impl WorkerSourceTask {
         };
         let mut spec = NewTopic::new(topic.to_string(), partitions);
         spec.replication_factor = rf;
-        self.create_topic(spec).await;
+        create_topic(self.admin.as_deref(), spec).await;
     }
 
     async fn ensure_dlq_topic(&mut self, topic: &str) {
@@ -643,23 +643,7 @@ impl WorkerSourceTask {
         self.known_topics.insert(Arc::from(topic));
         let mut spec = NewTopic::new(topic, 1);
         spec.replication_factor = self.settings.errors.dlq_replication_factor;
-        self.create_topic(spec).await;
-    }
-
-    async fn create_topic(&self, spec: NewTopic) {
-        let Some(admin) = &self.admin else { return };
-        match admin.create_topic(&spec, Duration::from_secs(5)).await {
-            Ok(CreateTopicOutcome::Created) => {
-                tracing::info!(topic = %spec.name, partitions = spec.partitions, "created topic")
-            }
-            Ok(CreateTopicOutcome::AlreadyExists) => {}
-            Ok(CreateTopicOutcome::Unsupported { reason }) => tracing::info!(
-                topic = %spec.name, %reason,
-                "the cluster cannot create topics; relying on auto-creation"
-            ),
-            Err(e) => tracing::warn!(topic = %spec.name, error = %e,
-                "topic creation failed; relying on auto-creation"),
-        }
+        create_topic(self.admin.as_deref(), spec).await;
     }
 
     /// Route delivery outcomes: acks complete submissions and call
@@ -799,5 +783,24 @@ async fn send_with_backpressure(
                 )))
             }
         }
+    }
+}
+
+/// Create a topic; without CreateTopics support, rely on auto-creation.
+/// A free function: holding `&WorkerSourceTask` across the await would
+/// require the task to be `Sync`.
+async fn create_topic(admin: Option<&dyn Admin>, spec: NewTopic) {
+    let Some(admin) = admin else { return };
+    match admin.create_topic(&spec, Duration::from_secs(5)).await {
+        Ok(CreateTopicOutcome::Created) => {
+            tracing::info!(topic = %spec.name, partitions = spec.partitions, "created topic")
+        }
+        Ok(CreateTopicOutcome::AlreadyExists) => {}
+        Ok(CreateTopicOutcome::Unsupported { reason }) => tracing::info!(
+            topic = %spec.name, %reason,
+            "the cluster cannot create topics; relying on auto-creation"
+        ),
+        Err(e) => tracing::warn!(topic = %spec.name, error = %e,
+            "topic creation failed; relying on auto-creation"),
     }
 }

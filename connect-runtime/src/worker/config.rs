@@ -1,0 +1,340 @@
+//! Worker and connector configuration keys.
+
+use std::time::Duration;
+
+use connect_api::config::validators::{NonEmptyString, Range, ValidString};
+use connect_api::config::{
+    with_prefix, ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance, ParsedConfig,
+};
+use connect_api::{ConnectError, Result};
+
+use crate::errors::error_config_def;
+
+/// The worker keys with Kafka's defaults.
+pub fn worker_config_def() -> ConfigDef {
+    const G: &str = "Worker";
+    ConfigDef::new()
+        .define(ConfigKey::new("bootstrap.servers", ConfigType::List).optional().importance(Importance::High).group(G, 1)
+            .doc("Kafka brokers to connect to (host:port, comma-separated). Unlike Kafka Connect, when unset the standalone worker starts an embedded real-protocol Kafka (librdkafka's mock cluster) for trying things out."))
+        .define(ConfigKey::new("key.converter", ConfigType::Class).importance(Importance::High).group(G, 2)
+            .doc("Converter class for record keys, e.g. org.apache.kafka.connect.json.JsonConverter."))
+        .define(ConfigKey::new("value.converter", ConfigType::Class).importance(Importance::High).group(G, 3)
+            .doc("Converter class for record values."))
+        .define(ConfigKey::new("header.converter", ConfigType::Class).default("org.apache.kafka.connect.storage.SimpleHeaderConverter").importance(Importance::Low).group(G, 4)
+            .doc("HeaderConverter class for record headers."))
+        .define(ConfigKey::new("offset.flush.interval.ms", ConfigType::Long).default(60_000i64).validator(Range::at_least(1)).importance(Importance::Low).group(G, 5)
+            .doc("Interval at which to try committing offsets for tasks."))
+        .define(ConfigKey::new("offset.flush.timeout.ms", ConfigType::Long).default(5_000i64).validator(Range::at_least(1)).importance(Importance::Low).group(G, 6)
+            .doc("Maximum number of milliseconds to wait for records to flush and partition offset data to be committed to offset storage before cancelling the process and restoring the offset data to be committed in a future attempt."))
+        .define(ConfigKey::new("task.shutdown.graceful.timeout.ms", ConfigType::Long).default(5_000i64).validator(Range::at_least(0)).importance(Importance::Low).group(G, 7)
+            .doc("Amount of time to wait for tasks to shutdown gracefully."))
+        .define(ConfigKey::new("offset.storage.file.filename", ConfigType::String).optional().importance(Importance::Low).group(G, 8)
+            .doc("File to store source offsets in (standalone mode). Plain JSON, written atomically."))
+        .define(ConfigKey::new("listeners", ConfigType::List).default(vec!["http://127.0.0.1:8083".to_string()]).importance(Importance::Low).group(G, 9)
+            .doc("REST API listeners. Unlike Kafka Connect (all interfaces), the default binds loopback only: http://127.0.0.1:8083."))
+        .define(ConfigKey::new("plugin.path", ConfigType::List).optional().importance(Importance::Low).group(G, 10)
+            .doc("Accepted for compatibility and ignored: Rust has no class loading, plugins are compiled into the worker binary and registered by name."))
+        .define(ConfigKey::new("config.providers", ConfigType::List).default(Vec::<String>::new()).importance(Importance::Low).group(G, 11)
+            .doc("Names of ConfigProviders (file, directory, env) resolving ${provider:path:key} references in connector configs."))
+        .define(ConfigKey::new("topic.creation.enable", ConfigType::Boolean).default(true).importance(Importance::Low).group(G, 12)
+            .doc("Whether source connectors may create their topics (topic.creation.* connector keys)."))
+        .define(ConfigKey::new("group.id", ConfigType::String).optional().importance(Importance::Low).group(G, 13)
+            .doc("Distributed mode only; accepted and unused by the standalone worker."))
+}
+
+/// Legacy keys Kafka still accepts with a deprecation warning.
+pub const DEPRECATED_WORKER_KEYS: &[&str] = &[
+    "internal.key.converter",
+    "internal.value.converter",
+    "internal.key.converter.schemas.enable",
+    "internal.value.converter.schemas.enable",
+    "rest.host.name",
+    "rest.port",
+];
+
+/// Prefixes whose keys belong to clients or converters, not to the worker.
+const PASS_THROUGH_PREFIXES: &[&str] = &[
+    "key.converter.",
+    "value.converter.",
+    "header.converter.",
+    "producer.",
+    "consumer.",
+    "admin.",
+    "config.providers.",
+    "internal.",
+];
+
+/// A parsed worker configuration.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    parsed: ParsedConfig,
+}
+
+impl WorkerConfig {
+    /// Parse `props`; every invalid value is reported at once, naming its key.
+    pub fn parse(props: &ConfigMap) -> Result<WorkerConfig> {
+        Ok(WorkerConfig {
+            parsed: worker_config_def().parse(props)?,
+        })
+    }
+
+    /// Keys that are neither worker keys nor client/converter pass-through
+    /// keys (warned about), and deprecated keys (warned about separately).
+    pub fn unknown_and_deprecated(&self) -> (Vec<String>, Vec<String>) {
+        let mut unknown = Vec::new();
+        let mut deprecated = Vec::new();
+        for k in self.parsed.unknown() {
+            if DEPRECATED_WORKER_KEYS.contains(&k.as_str()) {
+                deprecated.push(k.clone());
+            } else if !PASS_THROUGH_PREFIXES.iter().any(|p| k.starts_with(p)) {
+                unknown.push(k.clone());
+            }
+        }
+        (unknown, deprecated)
+    }
+
+    /// The raw map (for converter resolution).
+    pub fn originals(&self) -> &ConfigMap {
+        self.parsed.originals()
+    }
+
+    /// `bootstrap.servers`, when set.
+    pub fn bootstrap_servers(&self) -> Option<String> {
+        self.parsed
+            .get_list("bootstrap.servers")
+            .filter(|l| !l.is_empty())
+            .map(|l| l.join(","))
+    }
+
+    fn millis(&self, key: &str) -> Duration {
+        Duration::from_millis(self.parsed.get_long(key).unwrap_or(0).max(0) as u64)
+    }
+
+    /// `offset.flush.interval.ms`.
+    pub fn offset_flush_interval(&self) -> Duration {
+        self.millis("offset.flush.interval.ms")
+    }
+    /// `offset.flush.timeout.ms`.
+    pub fn offset_flush_timeout(&self) -> Duration {
+        self.millis("offset.flush.timeout.ms")
+    }
+    /// `task.shutdown.graceful.timeout.ms`.
+    pub fn shutdown_timeout(&self) -> Duration {
+        self.millis("task.shutdown.graceful.timeout.ms")
+    }
+    /// `offset.storage.file.filename`.
+    pub fn offset_file(&self) -> Option<&str> {
+        self.parsed.get_string("offset.storage.file.filename")
+    }
+    /// `listeners`.
+    pub fn listeners(&self) -> &[String] {
+        self.parsed.get_list("listeners").unwrap_or(&[])
+    }
+    /// `topic.creation.enable`.
+    pub fn topic_creation_enabled(&self) -> bool {
+        self.parsed
+            .get_bool("topic.creation.enable")
+            .unwrap_or(true)
+    }
+    /// `producer.*` keys, prefix removed, plus `bootstrap.servers`.
+    pub fn producer_props(&self) -> ConfigMap {
+        self.client_props("producer.")
+    }
+    /// `consumer.*` keys, prefix removed, plus `bootstrap.servers`.
+    pub fn consumer_props(&self) -> ConfigMap {
+        self.client_props("consumer.")
+    }
+    /// `admin.*` keys, prefix removed, plus `bootstrap.servers`.
+    pub fn admin_props(&self) -> ConfigMap {
+        self.client_props("admin.")
+    }
+    fn client_props(&self, prefix: &str) -> ConfigMap {
+        let mut m = with_prefix(self.originals(), prefix);
+        if let Some(b) = self.bootstrap_servers() {
+            m.entry("bootstrap.servers".into()).or_insert(b);
+        }
+        m
+    }
+}
+
+/// The keys every connector accepts (Kafka's `ConnectorConfig`), merged
+/// with the `errors.*` keys.
+pub fn connector_base_def() -> ConfigDef {
+    const G: &str = "Common";
+    ConfigDef::new()
+        .define(ConfigKey::new("name", ConfigType::String).validator(NonEmptyString { without_control_chars: true }).importance(Importance::High).group(G, 1)
+            .doc("Globally unique name to use for this connector."))
+        .define(ConfigKey::new("connector.class", ConfigType::String).importance(Importance::High).group(G, 2)
+            .doc("Name or alias of the connector (e.g. org.apache.kafka.connect.file.FileStreamSinkConnector or FileStreamSink)."))
+        .define(ConfigKey::new("tasks.max", ConfigType::Int).default(1).validator(Range::at_least(1)).importance(Importance::High).group(G, 3)
+            .doc("Maximum number of tasks to use for this connector."))
+        .define(ConfigKey::new("tasks.max.enforce", ConfigType::Boolean).default(true).importance(Importance::Low).group(G, 4)
+            .doc("Whether to fail a connector that generates more task configs than tasks.max (KAFKA-15575)."))
+        .define(ConfigKey::new("key.converter", ConfigType::Class).optional().importance(Importance::Low).group(G, 5)
+            .doc("Converter for keys; overrides the worker's key.converter."))
+        .define(ConfigKey::new("value.converter", ConfigType::Class).optional().importance(Importance::Low).group(G, 6)
+            .doc("Converter for values; overrides the worker's value.converter."))
+        .define(ConfigKey::new("header.converter", ConfigType::Class).optional().importance(Importance::Low).group(G, 7)
+            .doc("HeaderConverter for headers; overrides the worker's header.converter."))
+        .define(ConfigKey::new("transforms", ConfigType::List).default(Vec::<String>::new()).importance(Importance::Low).group(G, 8)
+            .doc("Aliases for the transformations to be applied to records, in order."))
+        .define(ConfigKey::new("predicates", ConfigType::List).default(Vec::<String>::new()).importance(Importance::Low).group(G, 9)
+            .doc("Aliases for the predicates used by transformations."))
+        .define(ConfigKey::new("config.action.reload", ConfigType::String).default("restart").validator(ValidString::case_insensitive(["none", "restart"])).importance(Importance::Low).group(G, 10)
+            .doc("What to do when an external config provider reports a change: restart or none."))
+        .merge(&error_config_def())
+}
+
+/// Extra keys of sink connectors.
+pub fn sink_connector_def() -> ConfigDef {
+    const G: &str = "Sink";
+    connector_base_def()
+        .define(ConfigKey::new("topics", ConfigType::List).default(Vec::<String>::new()).importance(Importance::High).group(G, 1)
+            .doc("List of topics to consume, separated by commas. Exactly one of topics and topics.regex must be set."))
+        .define(ConfigKey::new("topics.regex", ConfigType::String).default("").importance(Importance::High).group(G, 2)
+            .doc("Regular expression giving topics to consume. Exactly one of topics and topics.regex must be set."))
+}
+
+/// Extra keys of source connectors.
+pub fn source_connector_def() -> ConfigDef {
+    const G: &str = "Source";
+    connector_base_def()
+        .define(ConfigKey::new("topic.creation.default.partitions", ConfigType::Int).default(-1).validator(Range::at_least(-1)).importance(Importance::Low).group(G, 1)
+            .doc("Partitions of topics this connector creates (-1: the broker default). Topic creation is enabled for the connector when this and topic.creation.default.replication.factor are set."))
+        .define(ConfigKey::new("topic.creation.default.replication.factor", ConfigType::Short).default(-1i16).validator(Range::at_least(-1)).importance(Importance::Low).group(G, 2)
+            .doc("Replication factor of topics this connector creates (-1: the broker default)."))
+        .define(ConfigKey::new("offsets.invalid.policy", ConfigType::String).default("fail").validator(ValidString::case_insensitive(["fail", "reset"])).importance(Importance::Medium).group(G, 3)
+            .doc("Not in Kafka. What to do when the task reports that its stored offset is no longer valid in the source system: fail (the task fails with instructions to reset its offsets) or reset (the stored offset of that source partition is removed, a warning names the lost position, and the task restarts from its default position)."))
+        .define(ConfigKey::new("source.max.inflight.records", ConfigType::Int).default(10_000).validator(Range::at_least(1)).importance(Importance::Low).group(G, 4)
+            .doc("Not in Kafka. Submitted records held before the task stops polling (backpressure), bounding memory when Kafka is slow."))
+}
+
+/// Check the rules Kafka applies to a sink config across keys: exactly one
+/// of `topics` / `topics.regex`, and a DLQ topic that is not consumed.
+pub fn check_sink_topics(config: &ConfigMap) -> std::result::Result<(), (String, String)> {
+    let topics: Vec<&str> = config
+        .get("topics")
+        .map(|t| {
+            t.split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let regex = config.get("topics.regex").map(|r| r.trim()).unwrap_or("");
+    match (topics.is_empty(), regex.is_empty()) {
+        (true, true) => {
+            return Err((
+                "topics".into(),
+                "Must configure one of topics or topics.regex".into(),
+            ))
+        }
+        (false, false) => {
+            return Err((
+                "topics".into(),
+                "topics and topics.regex are mutually exclusive options, but both are set.".into(),
+            ))
+        }
+        _ => {}
+    }
+    if !regex.is_empty() {
+        if let Err(e) = regex::Regex::new(regex) {
+            return Err((
+                "topics.regex".into(),
+                format!("not a valid regular expression: {e}"),
+            ));
+        }
+    }
+    let dlq = config
+        .get("errors.deadletterqueue.topic.name")
+        .map(|s| s.trim())
+        .unwrap_or("");
+    if !dlq.is_empty() {
+        let consumed = topics.contains(&dlq)
+            || (!regex.is_empty()
+                && regex::Regex::new(&format!("^(?:{regex})$")).is_ok_and(|r| r.is_match(dlq)));
+        if consumed {
+            return Err((
+                "errors.deadletterqueue.topic.name".into(),
+                format!("The DLQ topic '{dlq}' may not be included in the list of topics ('topics={}') or match the topics regex ('topics.regex={regex}') consumed by the connector", topics.join(",")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A config error with Kafka's 400 wording for create/update.
+pub fn invalid_config(errors: &[String]) -> ConnectError {
+    ConnectError::config(
+        "config",
+        format!(
+            "Connector configuration is invalid and contains the following {} error(s):\n{}\nYou can also find the above list of errors at the endpoint `/connector-plugins/{{connectorType}}/config/validate`",
+            errors.len(),
+            errors.join("\n")
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn props(pairs: &[(&str, &str)]) -> ConfigMap {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn worker_keys_and_warnings() {
+        let w = WorkerConfig::parse(&props(&[
+            ("key.converter", "JsonConverter"),
+            ("value.converter", "JsonConverter"),
+            ("key.converter.schemas.enable", "true"),
+            ("internal.key.converter", "x"),
+            ("offset.flush.interval.ms", "10000"),
+            ("typo.key", "1"),
+        ]))
+        .unwrap();
+        assert_eq!(w.offset_flush_interval(), Duration::from_secs(10));
+        let (unknown, deprecated) = w.unknown_and_deprecated();
+        assert_eq!(unknown, ["typo.key"]);
+        assert_eq!(deprecated, ["internal.key.converter"]);
+        assert_eq!(w.listeners(), ["http://127.0.0.1:8083"]);
+        assert_eq!(w.bootstrap_servers(), None);
+    }
+
+    #[test]
+    fn invalid_worker_values_name_the_key() {
+        let e = WorkerConfig::parse(&props(&[
+            ("key.converter", "JsonConverter"),
+            ("value.converter", "JsonConverter"),
+            ("offset.flush.interval.ms", "soon"),
+        ]))
+        .unwrap_err();
+        assert!(e.to_string().contains("offset.flush.interval.ms"), "{e}");
+        let e = WorkerConfig::parse(&ConfigMap::new()).unwrap_err();
+        assert!(e.to_string().contains("key.converter"), "{e}");
+    }
+
+    #[test]
+    fn sink_topic_rules() {
+        assert!(check_sink_topics(&props(&[("topics", "a")])).is_ok());
+        assert!(check_sink_topics(&props(&[("topics.regex", "a.*")])).is_ok());
+        assert!(check_sink_topics(&props(&[])).is_err());
+        assert!(check_sink_topics(&props(&[("topics", "a"), ("topics.regex", "b")])).is_err());
+        let (key, _) = check_sink_topics(&props(&[
+            ("topics", "a,dlq"),
+            ("errors.deadletterqueue.topic.name", "dlq"),
+        ]))
+        .unwrap_err();
+        assert_eq!(key, "errors.deadletterqueue.topic.name");
+        assert!(check_sink_topics(&props(&[
+            ("topics.regex", "d.*"),
+            ("errors.deadletterqueue.topic.name", "dlq"),
+        ]))
+        .is_err());
+        assert!(check_sink_topics(&props(&[("topics.regex", "(")])).is_err());
+    }
+}

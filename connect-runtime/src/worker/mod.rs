@@ -1,0 +1,945 @@
+//! The worker: runs connectors and their tasks inside the caller's tokio
+//! runtime, and answers what the REST API asks (configs, states, restarts).
+//!
+//! ```no_run
+//! # async fn demo(cluster: std::sync::Arc<dyn connect_runtime::kafka::KafkaCluster>) -> connect_api::Result<()> {
+//! use std::sync::Arc;
+//! use connect_runtime::offsets::MemoryOffsetStore;
+//! use connect_runtime::status::TargetState;
+//! use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
+//!
+//! let props = [("key.converter", "JsonConverter"), ("value.converter", "JsonConverter")]
+//!     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+//! let worker = Worker::new(WorkerConfig::parse(&props)?, Plugins::with_builtins(), cluster,
+//!     Arc::new(MemoryOffsetStore::new()));
+//! let config = [("connector.class", "MySource"), ("tasks.max", "1")]
+//!     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+//! worker.create_connector("my-source", config, TargetState::Started).await?;
+//! println!("{:?}", worker.connector_status("my-source"));
+//! worker.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+mod config;
+mod plugins;
+pub mod providers;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use connect_api::config::{ConfigMap, ConfigReport};
+use connect_api::connector::{ConnectorContext, ConnectorType};
+use connect_api::{ConnectError, ErrorKind, Result, SinkRecord, SourceRecord};
+use connect_transforms::chain::TransformChain;
+use serde::Serialize;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tracing::Instrument;
+
+pub use config::{
+    check_sink_topics, connector_base_def, invalid_config, sink_connector_def,
+    source_connector_def, worker_config_def, WorkerConfig, DEPRECATED_WORKER_KEYS,
+};
+pub use plugins::{AnyConnector, ConnectorPlugin, Plugins};
+
+use crate::converters::{ConverterRegistry, ConverterRole};
+use crate::errors::ErrorConfig;
+use crate::kafka::{KafkaCluster, Subscription};
+use crate::offsets::OffsetStore;
+use crate::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
+use crate::source::{OffsetsInvalidPolicy, SourcePlugins, SourceTaskSettings, WorkerSourceTask};
+use crate::status::{State, StatusListener, TargetState, TaskId};
+
+/// The JSON converter class used to render records for the DLQ when no raw
+/// bytes exist.
+const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
+
+/// A connector's config and tasks, as `GET /connectors/{name}` shows them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConnectorInfo {
+    /// Name.
+    pub name: String,
+    /// Config as given (secrets unresolved).
+    pub config: ConfigMap,
+    /// Task ids.
+    pub tasks: Vec<TaskRef>,
+    /// `source` or `sink`.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// A task id in REST form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskRef {
+    /// Connector name.
+    pub connector: String,
+    /// Task number.
+    pub task: u32,
+}
+
+/// One state with its worker and failure trace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StateInfo {
+    /// `RUNNING`, `FAILED`...
+    pub state: String,
+    /// The worker running it.
+    pub worker_id: String,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+}
+
+/// A task's state, as in `GET /connectors/{name}/status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskStateInfo {
+    /// Task number.
+    pub id: u32,
+    /// State, worker and trace.
+    #[serde(flatten)]
+    pub state: StateInfo,
+}
+
+/// `GET /connectors/{name}/status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConnectorStatus {
+    /// Name.
+    pub name: String,
+    /// The connector's state.
+    pub connector: StateInfo,
+    /// Its tasks' states.
+    pub tasks: Vec<TaskStateInfo>,
+    /// `source` or `sink`.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// States of connectors and tasks, written by tasks from their own threads.
+#[derive(Default)]
+struct StatusBoard {
+    connectors: Mutex<HashMap<String, (State, Option<String>)>>,
+    tasks: Mutex<HashMap<TaskId, (State, Option<String>)>>,
+}
+
+impl StatusBoard {
+    fn set_connector(&self, name: &str, state: State, trace: Option<String>) {
+        if let Ok(mut c) = self.connectors.lock() {
+            c.insert(name.to_string(), (state, trace));
+        }
+    }
+    fn connector(&self, name: &str) -> (State, Option<String>) {
+        self.connectors
+            .lock()
+            .ok()
+            .and_then(|c| c.get(name).cloned())
+            .unwrap_or((State::Unassigned, None))
+    }
+    fn task(&self, id: &TaskId) -> (State, Option<String>) {
+        self.tasks
+            .lock()
+            .ok()
+            .and_then(|t| t.get(id).cloned())
+            .unwrap_or((State::Unassigned, None))
+    }
+    fn forget(&self, name: &str) {
+        if let Ok(mut c) = self.connectors.lock() {
+            c.remove(name);
+        }
+        if let Ok(mut t) = self.tasks.lock() {
+            t.retain(|id, _| id.connector != name);
+        }
+    }
+}
+
+impl StatusListener for StatusBoard {
+    fn task_state(&self, id: &TaskId, state: State, trace: Option<String>) {
+        if let Ok(mut t) = self.tasks.lock() {
+            t.insert(id.clone(), (state, trace));
+        }
+    }
+}
+
+struct RunningTask {
+    control: watch::Sender<TargetState>,
+    handle: JoinHandle<Result<()>>,
+}
+
+struct Entry {
+    config: ConfigMap,
+    kind: ConnectorType,
+    target: TargetState,
+    instance: Option<AnyConnector>,
+    task_configs: Vec<ConfigMap>,
+    tasks: BTreeMap<u32, RunningTask>,
+}
+
+struct Inner {
+    worker_id: String,
+    config: WorkerConfig,
+    plugins: Plugins,
+    cluster: Arc<dyn KafkaCluster>,
+    offsets: Arc<dyn OffsetStore>,
+    connectors: tokio::sync::Mutex<BTreeMap<String, Entry>>,
+    status: Arc<StatusBoard>,
+    reconfigure: mpsc::UnboundedSender<String>,
+    providers: providers::Providers,
+}
+
+/// Runs connectors; cheap to clone (a handle).
+#[derive(Clone)]
+pub struct Worker {
+    inner: Arc<Inner>,
+}
+
+struct Context {
+    name: String,
+    status: Arc<StatusBoard>,
+    reconfigure: mpsc::UnboundedSender<String>,
+}
+
+impl ConnectorContext for Context {
+    fn request_task_reconfiguration(&self) {
+        let _ = self.reconfigure.send(self.name.clone());
+    }
+    fn raise_error(&self, error: ConnectError) {
+        tracing::error!(connector = %self.name, error = %error, "connector raised an error");
+        self.status
+            .set_connector(&self.name, State::Failed, Some(error.to_string()));
+    }
+}
+
+impl Worker {
+    /// A worker on `cluster`, storing source offsets in `offsets`. Must be
+    /// called inside a tokio runtime (it spawns its reconfiguration loop).
+    pub fn new(
+        config: WorkerConfig,
+        plugins: Plugins,
+        cluster: Arc<dyn KafkaCluster>,
+        offsets: Arc<dyn OffsetStore>,
+    ) -> Worker {
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        let worker_id = config
+            .listeners()
+            .first()
+            .map(|l| l.trim_start_matches("http://").to_string())
+            .unwrap_or_else(|| "embedded".to_string());
+        let providers = providers::Providers::from_worker(config.originals());
+        let worker = Worker {
+            inner: Arc::new(Inner {
+                providers,
+                worker_id,
+                config,
+                plugins,
+                cluster,
+                offsets,
+                connectors: tokio::sync::Mutex::new(BTreeMap::new()),
+                status: Arc::new(StatusBoard::default()),
+                reconfigure: tx,
+            }),
+        };
+        let weak = Arc::downgrade(&worker.inner);
+        tokio::spawn(async move {
+            while let Some(name) = rx.recv().await {
+                let Some(inner) = weak.upgrade() else { break };
+                let w = Worker { inner };
+                if let Err(e) = w.reconfigure(&name).await {
+                    tracing::error!(connector = %name, error = %e, "task reconfiguration failed");
+                }
+            }
+        });
+        worker
+    }
+
+    /// The worker id shown in statuses.
+    pub fn worker_id(&self) -> &str {
+        &self.inner.worker_id
+    }
+
+    /// The worker configuration.
+    pub fn config(&self) -> &WorkerConfig {
+        &self.inner.config
+    }
+
+    /// The plugins.
+    pub fn plugins(&self) -> &Plugins {
+        &self.inner.plugins
+    }
+
+    /// Validate a connector config: one report per key of the connector's
+    /// full definition (common keys, kind keys, the plugin's own keys, and
+    /// each transform's keys), plus cross-key rules. Never fails for bad
+    /// values; an unknown `connector.class` is an error.
+    pub fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)> {
+        let class = config
+            .get("connector.class")
+            .map(|s| s.trim())
+            .unwrap_or("");
+        if class.is_empty() {
+            return Err(ConnectError::config(
+                "connector.class",
+                "Missing required configuration \"connector.class\" which has no default value.",
+            ));
+        }
+        let plugin = self.inner.plugins.connector(class)?;
+        let instance = plugin.create();
+        let base = match plugin.kind {
+            ConnectorType::Source => source_connector_def(),
+            ConnectorType::Sink => sink_connector_def(),
+        };
+        let mut reports = base.validate(config);
+        reports.extend(instance.as_connector_ref().validate(config));
+        let chain_error = match plugin.kind {
+            ConnectorType::Source => {
+                TransformChain::<SourceRecord>::from_config(config, self.inner.plugins.transforms())
+                    .err()
+            }
+            ConnectorType::Sink => {
+                TransformChain::<SinkRecord>::from_config(config, self.inner.plugins.transforms())
+                    .err()
+            }
+        };
+        if let Some(e) = chain_error {
+            let key = match e.kind() {
+                ErrorKind::Config { key } => key.clone(),
+                _ => "transforms".to_string(),
+            };
+            push_error(&mut reports, &key, e.to_string());
+        }
+        if plugin.kind == ConnectorType::Sink {
+            if let Err((key, msg)) = check_sink_topics(config) {
+                push_error(&mut reports, &key, msg);
+            }
+        }
+        Ok((plugin.class.clone(), reports))
+    }
+
+    /// Validate and return every error message (empty when valid).
+    fn validation_errors(&self, config: &ConfigMap) -> Result<Vec<String>> {
+        let (_, reports) = self.validate(config)?;
+        Ok(reports
+            .into_iter()
+            .flat_map(|r| {
+                r.errors
+                    .into_iter()
+                    .map(move |e| format!("{}: {e}", r.name))
+            })
+            .collect())
+    }
+
+    /// Create connector `name` and start it in `initial` state. Nothing is
+    /// created when the config is invalid.
+    pub async fn create_connector(
+        &self,
+        name: &str,
+        mut config: ConfigMap,
+        initial: TargetState,
+    ) -> Result<ConnectorInfo> {
+        config.insert("name".into(), name.to_string());
+        let errors = self.validation_errors(&config)?;
+        if !errors.is_empty() {
+            return Err(invalid_config(&errors));
+        }
+        let mut map = self.inner.connectors.lock().await;
+        if map.contains_key(name) {
+            return Err(ConnectError::conflict(format!(
+                "Connector {name} already exists"
+            )));
+        }
+        let plugin = self.inner.plugins.connector(&config["connector.class"])?;
+        let mut entry = Entry {
+            config,
+            kind: plugin.kind,
+            target: initial,
+            instance: None,
+            task_configs: Vec::new(),
+            tasks: BTreeMap::new(),
+        };
+        self.start_connector(name, &mut entry).await;
+        let info = self.info_of(name, &entry);
+        map.insert(name.to_string(), entry);
+        Ok(info)
+    }
+
+    /// Replace the config of `name` (creating it if absent); returns the info
+    /// and whether it was created.
+    pub async fn put_connector_config(
+        &self,
+        name: &str,
+        mut config: ConfigMap,
+    ) -> Result<(ConnectorInfo, bool)> {
+        config.insert("name".into(), name.to_string());
+        let exists = self.inner.connectors.lock().await.contains_key(name);
+        if !exists {
+            return Ok((
+                self.create_connector(name, config, TargetState::Started)
+                    .await?,
+                true,
+            ));
+        }
+        let errors = self.validation_errors(&config)?;
+        if !errors.is_empty() {
+            return Err(invalid_config(&errors));
+        }
+        let mut map = self.inner.connectors.lock().await;
+        let entry = map.get_mut(name).ok_or_else(|| not_found(name))?;
+        self.stop_connector(name, entry).await;
+        entry.config = config;
+        entry.kind = self
+            .inner
+            .plugins
+            .connector(&entry.config["connector.class"])?
+            .kind;
+        self.start_connector(name, entry).await;
+        Ok((self.info_of(name, entry), false))
+    }
+
+    /// Stop and remove `name`.
+    pub async fn delete_connector(&self, name: &str) -> Result<()> {
+        let mut map = self.inner.connectors.lock().await;
+        let mut entry = map.remove(name).ok_or_else(|| not_found(name))?;
+        self.stop_connector(name, &mut entry).await;
+        self.inner.status.forget(name);
+        Ok(())
+    }
+
+    /// Names of all connectors, sorted.
+    pub async fn connector_names(&self) -> Vec<String> {
+        self.inner.connectors.lock().await.keys().cloned().collect()
+    }
+
+    /// Config and tasks of `name`.
+    pub async fn connector_info(&self, name: &str) -> Result<ConnectorInfo> {
+        let map = self.inner.connectors.lock().await;
+        let entry = map.get(name).ok_or_else(|| not_found(name))?;
+        Ok(self.info_of(name, entry))
+    }
+
+    /// The task configs of `name`.
+    pub async fn task_configs(&self, name: &str) -> Result<Vec<ConfigMap>> {
+        let map = self.inner.connectors.lock().await;
+        let entry = map.get(name).ok_or_else(|| not_found(name))?;
+        Ok(entry.task_configs.clone())
+    }
+
+    /// States of `name` and its tasks.
+    pub async fn connector_status(&self, name: &str) -> Result<ConnectorStatus> {
+        let map = self.inner.connectors.lock().await;
+        let entry = map.get(name).ok_or_else(|| not_found(name))?;
+        Ok(self.status_of(name, entry))
+    }
+
+    /// State of one task.
+    pub async fn task_status(&self, name: &str, task: u32) -> Result<TaskStateInfo> {
+        let status = self.connector_status(name).await?;
+        status
+            .tasks
+            .into_iter()
+            .find(|t| t.id == task)
+            .ok_or_else(|| ConnectError::not_found(format!("Task {name}-{task} not found")))
+    }
+
+    /// Pause `name`: tasks stay assigned but idle.
+    pub async fn pause(&self, name: &str) -> Result<()> {
+        self.set_target(name, TargetState::Paused).await
+    }
+
+    /// Resume a paused or stopped `name`.
+    pub async fn resume(&self, name: &str) -> Result<()> {
+        self.set_target(name, TargetState::Started).await
+    }
+
+    /// Stop `name` (KIP-875): tasks shut down, config kept.
+    pub async fn stop(&self, name: &str) -> Result<()> {
+        self.set_target(name, TargetState::Stopped).await
+    }
+
+    async fn set_target(&self, name: &str, target: TargetState) -> Result<()> {
+        let mut map = self.inner.connectors.lock().await;
+        let entry = map.get_mut(name).ok_or_else(|| not_found(name))?;
+        let previous = entry.target;
+        entry.target = target;
+        match (previous, target) {
+            (TargetState::Stopped, TargetState::Stopped) => {}
+            (_, TargetState::Stopped) => self.stop_connector(name, entry).await,
+            (TargetState::Stopped, _) => self.start_connector(name, entry).await,
+            (_, t) => {
+                for task in entry.tasks.values() {
+                    let _ = task.control.send(t);
+                }
+                let state = if t == TargetState::Paused {
+                    State::Paused
+                } else {
+                    State::Running
+                };
+                if self.inner.status.connector(name).0 != State::Failed {
+                    self.inner.status.set_connector(name, state, None);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Restart `name` (and its tasks when `include_tasks`; only failed ones
+    /// when `only_failed`), as `POST /connectors/{name}/restart`.
+    pub async fn restart_connector(
+        &self,
+        name: &str,
+        include_tasks: bool,
+        only_failed: bool,
+    ) -> Result<ConnectorStatus> {
+        let mut map = self.inner.connectors.lock().await;
+        let entry = map.get_mut(name).ok_or_else(|| not_found(name))?;
+        let connector_failed = self.inner.status.connector(name).0 == State::Failed;
+        if !include_tasks {
+            if !only_failed || connector_failed {
+                self.stop_connector(name, entry).await;
+                self.start_connector(name, entry).await;
+            }
+            return Ok(self.status_of(name, entry));
+        }
+        if entry.target == TargetState::Stopped {
+            return Ok(self.status_of(name, entry));
+        }
+        let ids: Vec<u32> = (0..entry.task_configs.len() as u32)
+            .filter(|&t| {
+                !only_failed || self.inner.status.task(&task_id(name, t)).0 == State::Failed
+            })
+            .collect();
+        if !only_failed || connector_failed {
+            self.stop_connector(name, entry).await;
+            self.start_connector(name, entry).await;
+        } else {
+            for t in ids {
+                self.restart_one(name, entry, t).await?;
+            }
+        }
+        Ok(self.status_of(name, entry))
+    }
+
+    /// Restart one task.
+    pub async fn restart_task(&self, name: &str, task: u32) -> Result<()> {
+        let mut map = self.inner.connectors.lock().await;
+        let entry = map.get_mut(name).ok_or_else(|| not_found(name))?;
+        if task as usize >= entry.task_configs.len() {
+            return Err(ConnectError::not_found(format!(
+                "Task {name}-{task} not found"
+            )));
+        }
+        self.restart_one(name, entry, task).await
+    }
+
+    async fn restart_one(&self, name: &str, entry: &mut Entry, task: u32) -> Result<()> {
+        if let Some(running) = entry.tasks.remove(&task) {
+            self.stop_task(name, task, running).await;
+        }
+        self.inner
+            .status
+            .task_state(&task_id(name, task), State::Restarting, None);
+        let running = self.start_task(name, entry, task)?;
+        entry.tasks.insert(task, running);
+        Ok(())
+    }
+
+    /// Stop every connector, flushing and committing within
+    /// `task.shutdown.graceful.timeout.ms`.
+    pub async fn shutdown(&self) {
+        let mut map = self.inner.connectors.lock().await;
+        for (name, entry) in map.iter_mut() {
+            self.stop_connector(name, entry).await;
+        }
+        map.clear();
+    }
+
+    /// Source offsets of `name` as stored (KIP-875 `GET .../offsets` for sources).
+    pub fn source_offsets(
+        &self,
+        name: &str,
+    ) -> Vec<(connect_api::SourceMap, connect_api::SourceMap)> {
+        self.inner.offsets.connector_offsets(name)
+    }
+
+    /// The offset store.
+    pub fn offset_store(&self) -> &Arc<dyn OffsetStore> {
+        &self.inner.offsets
+    }
+
+    /// The Kafka cluster.
+    pub fn cluster(&self) -> &Arc<dyn KafkaCluster> {
+        &self.inner.cluster
+    }
+
+    /// Whether `name` exists and is STOPPED (KIP-875 precondition), and its kind.
+    pub async fn stopped_kind(&self, name: &str) -> Result<(bool, ConnectorType, ConfigMap)> {
+        let map = self.inner.connectors.lock().await;
+        let entry = map.get(name).ok_or_else(|| not_found(name))?;
+        Ok((
+            entry.target == TargetState::Stopped,
+            entry.kind,
+            entry.config.clone(),
+        ))
+    }
+
+    async fn reconfigure(&self, name: &str) -> Result<()> {
+        let mut map = self.inner.connectors.lock().await;
+        let Some(entry) = map.get_mut(name) else {
+            return Ok(());
+        };
+        if entry.target == TargetState::Stopped {
+            return Ok(());
+        }
+        let max = tasks_max(&entry.config);
+        let Some(instance) = entry.instance.as_mut() else {
+            return Ok(());
+        };
+        let configs = instance.as_connector().task_configs(max).await?;
+        if configs == entry.task_configs {
+            return Ok(());
+        }
+        for (t, running) in std::mem::take(&mut entry.tasks) {
+            self.stop_task(name, t, running).await;
+        }
+        entry.task_configs = configs;
+        self.start_tasks(name, entry);
+        Ok(())
+    }
+
+    fn info_of(&self, name: &str, entry: &Entry) -> ConnectorInfo {
+        ConnectorInfo {
+            name: name.to_string(),
+            config: entry.config.clone(),
+            tasks: (0..entry.task_configs.len() as u32)
+                .map(|task| TaskRef {
+                    connector: name.to_string(),
+                    task,
+                })
+                .collect(),
+            kind: entry.kind.as_str().to_string(),
+        }
+    }
+
+    fn status_of(&self, name: &str, entry: &Entry) -> ConnectorStatus {
+        let (state, trace) = self.inner.status.connector(name);
+        ConnectorStatus {
+            name: name.to_string(),
+            connector: StateInfo {
+                state: state.name().to_string(),
+                worker_id: self.inner.worker_id.clone(),
+                trace,
+            },
+            tasks: entry
+                .tasks
+                .keys()
+                .map(|&t| {
+                    let (state, trace) = self.inner.status.task(&task_id(name, t));
+                    TaskStateInfo {
+                        id: t,
+                        state: StateInfo {
+                            state: state.name().to_string(),
+                            worker_id: self.inner.worker_id.clone(),
+                            trace,
+                        },
+                    }
+                })
+                .collect(),
+            kind: entry.kind.as_str().to_string(),
+        }
+    }
+
+    /// Start the connector instance (unless STOPPED) and its tasks.
+    async fn start_connector(&self, name: &str, entry: &mut Entry) {
+        let status = &self.inner.status;
+        if entry.target == TargetState::Stopped {
+            status.set_connector(name, State::Stopped, None);
+            entry.task_configs.clear();
+            return;
+        }
+        let started = async {
+            let plugin = self.inner.plugins.connector(&entry.config["connector.class"])?;
+            let mut instance = plugin.create();
+            let ctx = Arc::new(Context {
+                name: name.to_string(),
+                status: status.clone(),
+                reconfigure: self.inner.reconfigure.clone(),
+            });
+            let resolved = self.resolved(&entry.config)?;
+            instance.as_connector().start(&resolved, ctx).await?;
+            let max = tasks_max(&entry.config);
+            let configs = instance.as_connector().task_configs(max).await?;
+            if configs.len() > max && enforce_tasks_max(&entry.config) {
+                return Err(ConnectError::other(format!(
+                    "The connector {name} has generated {} tasks, which is greater than {max}, the maximum number of tasks it is configured to create. Set tasks.max.enforce=false to allow it.",
+                    configs.len()
+                )));
+            }
+            Ok::<_, ConnectError>((instance, configs))
+        }
+        .await;
+        match started {
+            Ok((instance, configs)) => {
+                entry.instance = Some(instance);
+                entry.task_configs = configs;
+                let state = if entry.target == TargetState::Paused {
+                    State::Paused
+                } else {
+                    State::Running
+                };
+                status.set_connector(name, state, None);
+                self.start_tasks(name, entry);
+            }
+            Err(e) => {
+                tracing::error!(connector = %name, error = %e, "connector failed to start");
+                status.set_connector(name, State::Failed, Some(e.to_string()));
+                entry.task_configs.clear();
+            }
+        }
+    }
+
+    fn start_tasks(&self, name: &str, entry: &mut Entry) {
+        for t in 0..entry.task_configs.len() as u32 {
+            match self.start_task(name, entry, t) {
+                Ok(running) => {
+                    entry.tasks.insert(t, running);
+                }
+                Err(e) => {
+                    tracing::error!(connector = %name, task = t, error = %e, "task failed to start");
+                    self.inner.status.task_state(
+                        &task_id(name, t),
+                        State::Failed,
+                        Some(e.to_string()),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Resolve config provider references (`${env:X}`, `${file:/p:k}`) for
+    /// running; the stored config (and so REST) keeps the references.
+    fn resolved(&self, config: &ConfigMap) -> Result<ConfigMap> {
+        providers::resolve(config, &self.inner.providers)
+    }
+
+    fn start_task(&self, name: &str, entry: &Entry, t: u32) -> Result<RunningTask> {
+        let id = task_id(name, t);
+        let inner = &self.inner;
+        let connector_config = self.resolved(&entry.config)?;
+        let task_config = self.resolved(&entry.task_configs[t as usize])?;
+        let worker = inner.config.originals();
+        let converters: &ConverterRegistry = inner.plugins.converters();
+        let key_converter = (
+            converters.connector_converter(&connector_config, worker, ConverterRole::Key)?,
+            converter_class(&connector_config, worker, "key.converter"),
+        );
+        let value_converter = (
+            converters.connector_converter(&connector_config, worker, ConverterRole::Value)?,
+            converter_class(&connector_config, worker, "value.converter"),
+        );
+        let header_converter = (
+            converters.connector_header_converter(&connector_config, worker)?,
+            converter_class(&connector_config, worker, "header.converter"),
+        );
+        let mut json = converters.create_converter(JSON_CONVERTER)?;
+        json.configure(
+            &[("schemas.enable".to_string(), "true".to_string())].into(),
+            false,
+        )?;
+        let errors = ErrorConfig::parse(&connector_config)?;
+        let (control, rx) = watch::channel(entry.target);
+        let status: Arc<dyn StatusListener> = inner.status.clone();
+        let span = tracing::info_span!("task", connector = %name, task = t);
+        let handle = match entry.instance.as_ref() {
+            Some(AnyConnector::Source(c)) => {
+                let transforms =
+                    TransformChain::from_config(&connector_config, inner.plugins.transforms())?;
+                let def = source_connector_def().parse(&connector_config)?;
+                let partitions = def
+                    .get_int("topic.creation.default.partitions")
+                    .unwrap_or(-1);
+                let rf = def
+                    .get_short("topic.creation.default.replication.factor")
+                    .unwrap_or(-1);
+                let topic_creation = (inner.config.topic_creation_enabled()
+                    && connector_config.contains_key("topic.creation.default.partitions"))
+                .then_some((partitions, rf));
+                let policy = match def.get_string("offsets.invalid.policy") {
+                    Some(p) if p.eq_ignore_ascii_case("reset") => OffsetsInvalidPolicy::Reset,
+                    _ => OffsetsInvalidPolicy::Fail,
+                };
+                let settings = SourceTaskSettings {
+                    id: id.clone(),
+                    flush_interval: inner.config.offset_flush_interval(),
+                    flush_timeout: inner.config.offset_flush_timeout(),
+                    max_in_flight: def
+                        .get_int("source.max.inflight.records")
+                        .unwrap_or(10_000)
+                        .max(1) as usize,
+                    topic_creation,
+                    offsets_invalid_policy: policy,
+                    errors,
+                    producer: client_props(
+                        inner.config.producer_props(),
+                        &connector_config,
+                        "producer.override.",
+                    ),
+                    shutdown_timeout: inner.config.shutdown_timeout(),
+                };
+                let plugins = SourcePlugins {
+                    task: c.create_task(),
+                    task_config,
+                    transforms: (!transforms.is_empty()).then_some(transforms),
+                    key_converter,
+                    value_converter,
+                    header_converter,
+                    dlq_converter: json,
+                };
+                let task = WorkerSourceTask::new(
+                    settings,
+                    plugins,
+                    inner.cluster.clone(),
+                    inner.offsets.clone(),
+                    status,
+                    rx,
+                )?;
+                tokio::spawn(task.run().instrument(span))
+            }
+            Some(AnyConnector::Sink(c)) => {
+                let transforms =
+                    TransformChain::from_config(&connector_config, inner.plugins.transforms())?;
+                let regex = connector_config
+                    .get("topics.regex")
+                    .map(|r| r.trim().to_string())
+                    .filter(|r| !r.is_empty());
+                let subscription = match regex {
+                    Some(r) => Subscription::Pattern(r),
+                    None => Subscription::Topics(
+                        connector_config
+                            .get("topics")
+                            .map(|t| {
+                                t.split(',')
+                                    .map(|s| s.trim().to_string())
+                                    .filter(|s| !s.is_empty())
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    ),
+                };
+                let settings = SinkTaskSettings {
+                    id: id.clone(),
+                    subscription,
+                    flush_interval: inner.config.offset_flush_interval(),
+                    errors,
+                    consumer: client_props(
+                        inner.config.consumer_props(),
+                        &connector_config,
+                        "consumer.override.",
+                    ),
+                    producer: client_props(
+                        inner.config.producer_props(),
+                        &connector_config,
+                        "producer.override.",
+                    ),
+                    poll_timeout: std::time::Duration::from_millis(500),
+                };
+                let plugins = SinkPlugins {
+                    task: c.create_task(),
+                    task_config,
+                    transforms: (!transforms.is_empty()).then_some(transforms),
+                    key_converter,
+                    value_converter,
+                    header_converter,
+                    dlq_converter: json,
+                };
+                let task =
+                    WorkerSinkTask::new(settings, plugins, inner.cluster.clone(), status, rx)?;
+                tokio::spawn(task.run().instrument(span))
+            }
+            None => {
+                return Err(ConnectError::other(format!(
+                    "connector {name} is not running; cannot start task {t}"
+                )))
+            }
+        };
+        inner.status.task_state(&id, State::Unassigned, None);
+        Ok(RunningTask { control, handle })
+    }
+
+    async fn stop_task(&self, name: &str, t: u32, running: RunningTask) {
+        let _ = running.control.send(TargetState::Stopped);
+        let timeout = self.inner.config.shutdown_timeout();
+        let mut handle = running.handle;
+        match tokio::time::timeout(timeout, &mut handle).await {
+            Ok(_) => {}
+            Err(_) => {
+                tracing::error!(connector = %name, task = t,
+                    "task did not stop within task.shutdown.graceful.timeout.ms ({timeout:?}); aborting it");
+                handle.abort();
+            }
+        }
+    }
+
+    async fn stop_connector(&self, name: &str, entry: &mut Entry) {
+        for (t, running) in std::mem::take(&mut entry.tasks) {
+            self.stop_task(name, t, running).await;
+        }
+        if let Some(mut instance) = entry.instance.take() {
+            if let Err(e) = instance.as_connector().stop().await {
+                tracing::warn!(connector = %name, error = %e, "connector stop failed");
+            }
+        }
+        if entry.target == TargetState::Stopped {
+            entry.task_configs.clear();
+            self.inner.status.set_connector(name, State::Stopped, None);
+        }
+    }
+}
+
+fn push_error(reports: &mut Vec<ConfigReport>, key: &str, message: String) {
+    match reports.iter_mut().find(|r| r.name == key) {
+        Some(r) => r.errors.push(message),
+        None => reports.push(ConfigReport {
+            name: key.to_string(),
+            value: None,
+            recommended_values: Vec::new(),
+            errors: vec![message],
+            visible: true,
+        }),
+    }
+}
+
+fn not_found(name: &str) -> ConnectError {
+    ConnectError::not_found(format!("Connector {name} not found"))
+}
+
+fn task_id(name: &str, task: u32) -> TaskId {
+    TaskId {
+        connector: name.to_string(),
+        task,
+    }
+}
+
+fn tasks_max(config: &ConfigMap) -> usize {
+    config
+        .get("tasks.max")
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1)
+}
+
+fn enforce_tasks_max(config: &ConfigMap) -> bool {
+    !config
+        .get("tasks.max.enforce")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
+}
+
+fn converter_class(connector: &ConfigMap, worker: &ConfigMap, key: &str) -> String {
+    connector
+        .get(key)
+        .or_else(|| worker.get(key))
+        .cloned()
+        .unwrap_or_else(|| "org.apache.kafka.connect.storage.SimpleHeaderConverter".to_string())
+}
+
+/// Worker client properties with the connector's `<client>.override.*`
+/// entries on top (Kafka's `connector.client.config.override.policy=All`).
+fn client_props(mut base: ConfigMap, connector: &ConfigMap, prefix: &str) -> ConfigMap {
+    base.extend(connect_api::config::with_prefix(connector, prefix));
+    base
+}
