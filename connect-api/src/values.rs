@@ -12,8 +12,10 @@
 //! What survives `convert_to_string` then `parse_string` unchanged: BOOLEAN;
 //! integers (as the smallest type that holds them: `INT32 5` reads back as
 //! `INT8 5`); finite FLOAT32; Time; Date and Timestamp in years 0000-9999;
-//! arrays and maps of those when the elements share a type. Not: STRING
-//! (`"5"` reads as a number) and BYTES (read as their base64 text), FLOAT64
+//! arrays and maps of those or of strings (quoted inside, so `["5"]` stays
+//! a string) when the elements share a type. Not: a top-level STRING
+//! (`"5"` reads as a number) and BYTES (their base64 text reads back as a
+//! STRING, or as a number when it is all digits: `1234`), FLOAT64
 //! within the float range (read as the nearest FLOAT32: lossy, as in Kafka),
 //! NaN and infinities (read as STRING), Decimal (read as a float).
 
@@ -1217,6 +1219,8 @@ mod tests {
             Value::Time(86_399_999),
             Value::Timestamp(253_402_300_799_999),
             Value::Array(vec![Value::from("x,y"), Value::from("q\"\\")]),
+            Value::Array(vec![Value::from("5"), Value::from("true")]),
+            Value::string_map([("k", Value::Date(1)), ("2", Value::Null)]),
         ] {
             assert_eq!(parse_string(&convert_to_string(&v)).value, v, "{v:?}");
         }
