@@ -459,33 +459,45 @@ fn number(token: &str) -> Parsed {
     if !is_number(token) {
         return None;
     }
-    // A scale of 0 (`12`, `1.5E1`) is an integer, as BigDecimal's scale.
-    if let Ok(d) = token.parse::<Decimal>() {
-        if d.scale() == 0 {
-            let int = i64::try_from(d.unscaled()).ok();
-            return Some(match int {
-                Some(v) => smallest_int(v),
-                None => (Some(logical::decimal_schema(0)), Value::Decimal(d)),
-            });
+    // Fast paths for the common shapes, without building a BigInt: plain
+    // integers (`42`, `1.`) and plain fractions (`2.5`, scale > 0).
+    let has_exponent = token.contains(['e', 'E']);
+    let fraction_digits = token.find('.').map_or(0, |i| token.len() - i - 1);
+    if !has_exponent && fraction_digits == 0 {
+        if let Ok(v) = token.trim_end_matches('.').parse::<i64>() {
+            return Some(smallest_int(v));
         }
-        let f = token.parse::<f32>().ok()?;
-        if f.is_finite() {
-            return Some((Some(Schema::float32()), Value::Float32(f)));
-        }
-        let f = token.parse::<f64>().ok()?;
-        if f.is_finite() {
-            return Some((Some(Schema::float64()), Value::Float64(f)));
-        }
-        let scale = d.scale();
-        return Some((Some(logical::decimal_schema(scale)), Value::Decimal(d)));
     }
-    // The exponent overflows a 32-bit scale: far beyond any float, so a
-    // tiny magnitude is 0.0 and a huge one is no number we can hold.
-    token
-        .parse::<f32>()
-        .ok()
-        .filter(|f| f.is_finite())
-        .map(|f| (Some(Schema::float32()), Value::Float32(f)))
+    if !has_exponent && fraction_digits > 0 {
+        return float_or_decimal(token, || token.parse::<Decimal>().ok());
+    }
+    // An exponent, or an integer beyond INT64: BigDecimal's scale decides.
+    // A scale of 0 (`1.5E1`) is an integer.
+    match token.parse::<Decimal>() {
+        Ok(d) if d.scale() == 0 => Some(match i64::try_from(d.unscaled()) {
+            Ok(v) => smallest_int(v),
+            Err(_) => (Some(logical::decimal_schema(0)), Value::Decimal(d)),
+        }),
+        Ok(d) => float_or_decimal(token, || Some(d)),
+        // The exponent overflows a 32-bit scale: a tiny magnitude is 0.0,
+        // a huge one no number we can hold (the input stays a STRING).
+        Err(_) => float_or_decimal(token, || None),
+    }
+}
+
+/// FLOAT32 when finite as a float, else FLOAT64 when finite, else the
+/// exact decimal (when one can be built).
+fn float_or_decimal(token: &str, decimal: impl FnOnce() -> Option<Decimal>) -> Parsed {
+    let f = token.parse::<f32>().ok()?;
+    if f.is_finite() {
+        return Some((Some(Schema::float32()), Value::Float32(f)));
+    }
+    let f = token.parse::<f64>().ok()?;
+    if f.is_finite() {
+        return Some((Some(Schema::float64()), Value::Float64(f)));
+    }
+    let d = decimal()?;
+    Some((Some(logical::decimal_schema(d.scale())), Value::Decimal(d)))
 }
 
 fn smallest_int(v: i64) -> (Option<Schema>, Value) {
