@@ -344,7 +344,6 @@ pub(crate) fn struct_builder_like(source: &Schema) -> SchemaBuilder {
 
 /// A builder of `source`'s type (ARRAY and MAP keep their inner schemas)
 /// carrying its basics.
-#[allow(dead_code)] // used by flatten.rs (next)
 pub(crate) fn builder_like(source: &Schema) -> SchemaBuilder {
     let builder = match (source.ty(), source.key_schema(), source.value_schema()) {
         (Type::Array, _, Some(v)) => SchemaBuilder::array(v.clone()),
