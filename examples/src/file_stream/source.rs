@@ -331,7 +331,10 @@ impl Running {
             .unwrap_or(1)
             .max(1);
         let (input, partition) = match configured_file(config) {
-            None => (Input::Stdin(tokio::io::stdin()), SourceMap::new()),
+            None => (
+                Input::Stream(Box::new(tokio::io::stdin())),
+                SourceMap::new(),
+            ),
             Some(path) => {
                 let mut partition = SourceMap::new();
                 partition.insert(FILENAME_FIELD.into(), path.clone().into());
@@ -350,14 +353,18 @@ impl Running {
                 )
             }
         };
-        Ok(Running {
+        Ok(Running::with_input(topic, batch_size, input, partition))
+    }
+
+    fn with_input(topic: Arc<str>, batch_size: usize, input: Input, partition: SourceMap) -> Self {
+        Running {
             topic,
             batch_size,
             partition: Arc::new(partition),
             input,
             lines: LineBuffer::default(),
             pending: Vec::new(),
-        })
+        }
     }
 
     async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
@@ -432,7 +439,8 @@ fn stored_position(partition: &SourceMap, context: &dyn SourceTaskContext) -> Re
 /// Where lines come from.
 enum Input {
     File(FileInput),
-    Stdin(tokio::io::Stdin),
+    /// Standard input (any reader in unit tests): no offsets.
+    Stream(Box<dyn AsyncRead + Send + Unpin>),
 }
 
 /// A tailed file, opened lazily so a missing file can be waited for.
@@ -448,8 +456,8 @@ impl Input {
     /// Read more bytes into `lines`; `false` when there is nothing new now.
     async fn read_into(&mut self, lines: &mut LineBuffer) -> Result<bool> {
         match self {
-            Input::Stdin(stdin) => {
-                let n = lines.fill_from(stdin).await.map_err(|e| {
+            Input::Stream(reader) => {
+                let n = lines.fill_from(reader).await.map_err(|e| {
                     ConnectError::other("FileStreamSource: could not read standard input")
                         .with_source(e)
                 })?;
@@ -695,6 +703,22 @@ mod tests {
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].0.len(), long.len());
         assert_eq!(got[0].1, long.len() as u64 + 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_yields_records_without_partition_or_offset() {
+        let reader: &'static [u8] = b"one\r\ntwo\nthree";
+        let input = Input::Stream(Box::new(reader));
+        let mut running = Running::with_input("t".into(), 10, input, SourceMap::new());
+        let records = running.poll().await.unwrap();
+        let values: Vec<_> = records.iter().map(|r| r.record.value.clone()).collect();
+        assert_eq!(values, [Value::from("one"), Value::from("two")]);
+        for r in &records {
+            assert!(r.source_partition.is_empty() && r.source_offset.is_empty());
+            assert_eq!(r.record.value_schema, Some(Schema::string()));
+        }
+        // At end of input: the unterminated "three" is held back.
+        assert!(running.poll().await.unwrap().is_empty());
     }
 
     proptest! {
