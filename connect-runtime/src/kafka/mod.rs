@@ -15,6 +15,8 @@
 mod error;
 pub mod memory;
 pub mod partitioner;
+#[cfg(feature = "rdkafka")]
+pub mod rdkafka;
 mod types;
 
 pub use connect_api::sink::{TopicPartition, TopicPartitionOffsets};

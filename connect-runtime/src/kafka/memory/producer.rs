@@ -410,6 +410,9 @@ impl Producer for MemoryProducer {
     }
 }
 
+/// Partition, offset and timestamp of a written record, or why it failed.
+type Written = Result<(i32, i64, i64), KafkaError>;
+
 /// Outcome of writing one record.
 enum Append {
     Written {
@@ -516,7 +519,7 @@ async fn deliver(
 ) {
     let mut batch: Vec<Pending> = Vec::new();
     let mut parked: VecDeque<(Pending, Instant)> = VecDeque::new();
-    let mut results: Vec<(Pending, Result<(i32, i64, i64), KafkaError>)> = Vec::new();
+    let mut results: Vec<(Pending, Written)> = Vec::new();
     let mut blocked: HashSet<(Arc<str>, i32)> = HashSet::new();
     loop {
         std::mem::swap(&mut shared.lock().pending, &mut batch);

@@ -1,0 +1,338 @@
+//! Consumer on rdkafka's `StreamConsumer`: its context turns rebalances into
+//! Assigned/Revoked events that `poll` returns before any record fetched after
+//! them.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ::rdkafka::client::ClientContext;
+use ::rdkafka::consumer::{
+    BaseConsumer, CommitMode as RdCommitMode, Consumer as _, ConsumerContext, Rebalance,
+    StreamConsumer,
+};
+use ::rdkafka::message::{BorrowedMessage, Headers, Message, Timestamp};
+use ::rdkafka::{Offset, TopicPartitionList};
+use async_trait::async_trait;
+use bytes::{Bytes, BytesMut};
+use futures::{FutureExt, StreamExt};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::errors::from_rd;
+use super::producer::offsets_list;
+use crate::kafka::{
+    CommitMode, ConsumedRecord, Consumer, ConsumerEvent, GroupMetadata, KafkaError, KafkaErrorKind,
+    Subscription, TimestampType, TopicPartition, TopicPartitionOffsets,
+};
+
+/// Bytes of record data copied into one shared buffer before a new one starts.
+const ARENA_CHUNK: usize = 64 * 1024;
+
+pub(super) struct EventContext {
+    events: Mutex<VecDeque<ConsumerEvent>>,
+    changed: Notify,
+}
+
+impl EventContext {
+    fn pop(&self) -> Option<ConsumerEvent> {
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop_front()
+    }
+
+    fn has_events(&self) -> bool {
+        !self
+            .events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+}
+
+impl ClientContext for EventContext {}
+
+impl ConsumerContext for EventContext {
+    fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        let event = match rebalance {
+            Rebalance::Assign(tpl) => ConsumerEvent::Assigned(partitions(tpl)),
+            Rebalance::Revoke(tpl) => ConsumerEvent::Revoked(partitions(tpl)),
+            Rebalance::Error(e) => {
+                tracing::warn!(error = %e, "consumer group rebalance failed");
+                return;
+            }
+        };
+        self.events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(event);
+        self.changed.notify_one();
+    }
+}
+
+fn partitions(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
+    tpl.elements()
+        .iter()
+        .map(|e| TopicPartition::new(e.topic(), e.partition()))
+        .collect()
+}
+
+fn partition_list(partitions: &[TopicPartition]) -> TopicPartitionList {
+    let mut tpl = TopicPartitionList::with_capacity(partitions.len());
+    for tp in partitions {
+        tpl.add_partition(&tp.topic, tp.partition);
+    }
+    tpl
+}
+
+pub(super) struct RdConsumer {
+    inner: Arc<StreamConsumer<EventContext>>,
+    group_id: Option<String>,
+    max_poll_records: usize,
+    /// Records fetched after a rebalance event was queued: returned after it.
+    stash: Vec<ConsumedRecord>,
+    topics: HashMap<String, Arc<str>>,
+    arena: BytesMut,
+}
+
+impl RdConsumer {
+    pub(super) fn new(
+        config: &::rdkafka::ClientConfig,
+        max_poll_records: usize,
+    ) -> Result<Self, KafkaError> {
+        let context = EventContext {
+            events: Mutex::new(VecDeque::new()),
+            changed: Notify::new(),
+        };
+        let inner: StreamConsumer<EventContext> = config
+            .create_with_context(context)
+            .map_err(|e| from_rd(&e, "creating the consumer"))?;
+        Ok(RdConsumer {
+            inner: Arc::new(inner),
+            group_id: config.get("group.id").map(str::to_string),
+            max_poll_records,
+            stash: Vec::new(),
+            topics: HashMap::new(),
+            arena: BytesMut::new(),
+        })
+    }
+
+    fn copy(&mut self, data: &[u8]) -> Bytes {
+        if data.is_empty() {
+            return Bytes::new();
+        }
+        if self.arena.capacity() - self.arena.len() < data.len() {
+            self.arena.reserve(data.len().max(ARENA_CHUNK));
+        }
+        self.arena.extend_from_slice(data);
+        self.arena.split().freeze()
+    }
+
+    fn convert(&mut self, m: &BorrowedMessage<'_>) -> ConsumedRecord {
+        let topic = match self.topics.get(m.topic()) {
+            Some(t) => Arc::clone(t),
+            None => {
+                let t: Arc<str> = Arc::from(m.topic());
+                self.topics.insert(m.topic().to_string(), Arc::clone(&t));
+                t
+            }
+        };
+        let (timestamp, timestamp_type) = match m.timestamp() {
+            Timestamp::NotAvailable => (None, TimestampType::NotAvailable),
+            Timestamp::CreateTime(t) => (Some(t), TimestampType::CreateTime),
+            Timestamp::LogAppendTime(t) => (Some(t), TimestampType::LogAppendTime),
+        };
+        let key = m.key().map(|k| self.copy(k));
+        let value = m.payload().map(|v| self.copy(v));
+        let headers = match m.headers() {
+            None => Vec::new(),
+            Some(h) => h
+                .iter()
+                .map(|h| (h.key.to_string(), h.value.map(|v| self.copy(v))))
+                .collect(),
+        };
+        ConsumedRecord {
+            topic,
+            partition: m.partition(),
+            offset: m.offset(),
+            timestamp,
+            timestamp_type,
+            key,
+            value,
+            headers,
+        }
+    }
+
+    fn group_id(&self, what: &str) -> Result<&str, KafkaError> {
+        self.group_id.as_deref().ok_or_else(|| {
+            KafkaError::new(
+                KafkaErrorKind::Config,
+                format!("{what} needs the client property group.id"),
+            )
+        })
+    }
+}
+
+#[async_trait]
+impl Consumer for RdConsumer {
+    fn subscribe(&mut self, subscription: &Subscription) -> Result<(), KafkaError> {
+        self.group_id("subscribe")?;
+        let result = match subscription {
+            Subscription::Topics(topics) => {
+                let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+                self.inner.subscribe(&names)
+            }
+            // librdkafka treats a name starting with '^' as a regex; anchor
+            // both ends so the pattern matches whole names, as Kafka does.
+            Subscription::Pattern(pattern) => self.inner.subscribe(&[&format!("^({pattern})$")]),
+        };
+        result.map_err(|e| from_rd(&e, format_args!("subscribe to {subscription:?}")))
+    }
+
+    async fn poll(&mut self, timeout: Duration) -> Result<Option<ConsumerEvent>, KafkaError> {
+        let deadline = Instant::now() + timeout;
+        let inner = Arc::clone(&self.inner);
+        loop {
+            if let Some(event) = inner.context().pop() {
+                return Ok(Some(event));
+            }
+            if !self.stash.is_empty() {
+                return Ok(Some(ConsumerEvent::Records(std::mem::take(
+                    &mut self.stash,
+                ))));
+            }
+            let mut stream = inner.stream();
+            let first = tokio::select! {
+                biased;
+                _ = inner.context().changed.notified() => continue,
+                m = stream.next() => m,
+                _ = tokio::time::sleep_until(deadline) => return Ok(None),
+            };
+            let message = match first {
+                Some(Ok(m)) => m,
+                Some(Err(e)) => return Err(from_rd(&e, "consumer poll")),
+                None => return Ok(None),
+            };
+            let mut records = Vec::with_capacity(self.max_poll_records.min(1024));
+            records.push(self.convert(&message));
+            drop(message);
+            while records.len() < self.max_poll_records && !inner.context().has_events() {
+                match stream.next().now_or_never() {
+                    Some(Some(Ok(m))) => records.push(self.convert(&m)),
+                    Some(Some(Err(e))) => {
+                        tracing::warn!(error = %e, "consumer fetch error after a batch; returning the batch");
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+            if inner.context().has_events() {
+                self.stash = records;
+                continue;
+            }
+            return Ok(Some(ConsumerEvent::Records(records)));
+        }
+    }
+
+    fn pause(&mut self, partitions: &[TopicPartition]) -> Result<(), KafkaError> {
+        self.inner
+            .pause(&partition_list(partitions))
+            .map_err(|e| from_rd(&e, "pause"))
+    }
+
+    fn resume(&mut self, partitions: &[TopicPartition]) -> Result<(), KafkaError> {
+        self.inner
+            .resume(&partition_list(partitions))
+            .map_err(|e| from_rd(&e, "resume"))
+    }
+
+    fn seek(&mut self, partition: &TopicPartition, offset: i64) -> Result<(), KafkaError> {
+        // Records of this partition fetched before the seek must not be returned.
+        self.stash
+            .retain(|r| !(*r.topic == *partition.topic && r.partition == partition.partition));
+        self.inner
+            .seek(
+                &partition.topic,
+                partition.partition,
+                Offset::Offset(offset),
+                Duration::ZERO,
+            )
+            .map_err(|e| from_rd(&e, format_args!("seek {partition} to {offset}")))
+    }
+
+    async fn commit(
+        &mut self,
+        offsets: &TopicPartitionOffsets,
+        mode: CommitMode,
+    ) -> Result<(), KafkaError> {
+        let group = self.group_id("commit")?.to_string();
+        if offsets.is_empty() {
+            return Ok(());
+        }
+        let tpl = offsets_list(offsets)?;
+        match mode {
+            CommitMode::Async => self
+                .inner
+                .commit(&tpl, RdCommitMode::Async)
+                .map_err(|e| from_rd(&e, format_args!("commit for group '{group}'"))),
+            CommitMode::Sync => {
+                let inner = Arc::clone(&self.inner);
+                tokio::task::spawn_blocking(move || inner.commit(&tpl, RdCommitMode::Sync))
+                    .await
+                    .map_err(|e| {
+                        KafkaError::fatal(format!("commit for group '{group}' did not finish: {e}"))
+                    })?
+                    .map_err(|e| from_rd(&e, format_args!("commit for group '{group}'")))
+            }
+        }
+    }
+
+    async fn committed(
+        &mut self,
+        partitions: &[TopicPartition],
+        timeout: Duration,
+    ) -> Result<TopicPartitionOffsets, KafkaError> {
+        let group = self.group_id("committed")?.to_string();
+        let tpl = partition_list(partitions);
+        let inner = Arc::clone(&self.inner);
+        let list = tokio::task::spawn_blocking(move || inner.committed_offsets(tpl, timeout))
+            .await
+            .map_err(|e| {
+                KafkaError::fatal(format!(
+                    "committed offsets of group '{group}' did not finish: {e}"
+                ))
+            })?
+            .map_err(|e| from_rd(&e, format_args!("committed offsets of group '{group}'")))?;
+        Ok(list
+            .elements()
+            .iter()
+            .filter_map(|e| match e.offset() {
+                Offset::Offset(o) => Some((TopicPartition::new(e.topic(), e.partition()), o)),
+                _ => None,
+            })
+            .collect())
+    }
+
+    fn assignment(&self) -> Result<Vec<TopicPartition>, KafkaError> {
+        let tpl = self
+            .inner
+            .assignment()
+            .map_err(|e| from_rd(&e, "assignment"))?;
+        let mut tps = partitions(&tpl);
+        tps.sort();
+        Ok(tps)
+    }
+
+    fn group_metadata(&self) -> Option<GroupMetadata> {
+        let group = self.group_id.clone()?;
+        let metadata = self.inner.group_metadata()?;
+        Some(GroupMetadata::new(group).with_adapter_state(Arc::new(metadata)))
+    }
+
+    async fn close(&mut self) -> Result<(), KafkaError> {
+        self.inner.unsubscribe();
+        self.stash.clear();
+        Ok(())
+    }
+}
