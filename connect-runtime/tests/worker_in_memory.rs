@@ -352,16 +352,15 @@ async fn filtered_records_still_commit_their_offsets() {
 async fn source_transform_failures_go_to_the_dlq_with_context() {
     let s = setup();
     let w = worker(&s);
-    // Cast of "vN" to int32 fails for every record.
+    // TimestampRouter fails on records without a timestamp: every one here.
     w.create_connector(
         "src",
         props(&[
             ("connector.class", "PassThroughSource"),
             ("count", "3"),
             ("topic", "out"),
-            ("transforms", "cast"),
-            ("transforms.cast.type", "Cast$Value"),
-            ("transforms.cast.spec", "int32"),
+            ("transforms", "route"),
+            ("transforms.route.type", "TimestampRouter"),
             ("errors.tolerance", "all"),
             ("errors.deadletterqueue.topic.name", "dlq"),
             ("errors.deadletterqueue.context.headers.enable", "true"),
@@ -414,9 +413,8 @@ async fn tolerance_none_fails_the_task_with_a_trace() {
             ("connector.class", "PassThroughSource"),
             ("count", "3"),
             ("topic", "out"),
-            ("transforms", "cast"),
-            ("transforms.cast.type", "Cast$Value"),
-            ("transforms.cast.spec", "int32"),
+            ("transforms", "route"),
+            ("transforms.route.type", "TimestampRouter"),
         ]),
         TargetState::Started,
     )

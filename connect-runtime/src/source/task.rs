@@ -429,9 +429,12 @@ impl WorkerSourceTask {
         let Some(chain) = self.plugins.transforms.as_mut() else {
             return Ok(Transformed::Kept(record));
         };
-        // A retry needs the input again, and apply() consumes it: keep a copy
-        // only when retries are configured (errors.retry.timeout != 0).
-        let backup = (self.pipeline.config().retry_timeout_ms != 0).then(|| record.clone());
+        // apply() consumes the record. A retry needs the input again, and the
+        // source DLQ wants the record as polled: keep a copy only when one of
+        // them is configured, so the default path copies nothing.
+        let errors = self.pipeline.config();
+        let keep = errors.retry_timeout_ms != 0 || !errors.dlq_topic.is_empty();
+        let backup = keep.then(|| record.clone());
         let error = match chain.apply(record) {
             Ok(Some(r)) => return Ok(Transformed::Kept(r)),
             Ok(None) => return Ok(Transformed::Dropped),

@@ -21,6 +21,7 @@
 //! ```
 
 mod config;
+pub mod offsets;
 mod plugins;
 pub mod providers;
 
@@ -742,6 +743,11 @@ impl Worker {
             false,
         )?;
         let errors = ErrorConfig::parse(&connector_config)?;
+        // Before the task runs, so its own RUNNING is never overwritten; a
+        // restart keeps showing RESTARTING until then.
+        if inner.status.task(&id).0 != State::Restarting {
+            inner.status.task_state(&id, State::Unassigned, None);
+        }
         let (control, rx) = watch::channel(entry.target);
         let status: Arc<dyn StatusListener> = inner.status.clone();
         let span = tracing::info_span!("task", connector = %name, task = t);
@@ -857,7 +863,6 @@ impl Worker {
                 )))
             }
         };
-        inner.status.task_state(&id, State::Unassigned, None);
         Ok(RunningTask { control, handle })
     }
 
