@@ -10,11 +10,15 @@
 mod byte_array;
 mod lru;
 mod number;
+mod schema_cache;
 mod simple_header;
 mod string;
 
 pub mod json;
 pub mod registry;
+
+#[cfg(feature = "avro")]
+pub mod avro;
 
 pub use byte_array::ByteArrayConverter;
 pub use json::{DecimalFormat, JsonConverter};
@@ -26,6 +30,9 @@ pub use number::{
 pub use registry::{ConverterRegistry, ConverterRole};
 pub use simple_header::SimpleHeaderConverter;
 pub use string::{StringConverter, CONVERTER_ENCODING};
+
+#[cfg(feature = "avro")]
+pub use avro::AvroConverter;
 
 use connect_api::config::{ConfigKey, ConfigType, Importance};
 

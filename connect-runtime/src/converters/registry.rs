@@ -152,6 +152,10 @@ impl ConverterRegistry {
             BooleanConverter
         );
         r.register_header_converter(DEFAULT_HEADER_CONVERTER, || Box::new(SimpleHeaderConverter));
+        #[cfg(feature = "avro")]
+        r.register_converter("io.confluent.connect.avro.AvroConverter", || {
+            Box::new(super::avro::AvroConverter::default())
+        });
         r
     }
 

@@ -14,9 +14,9 @@ mod payload;
 mod read;
 mod schema;
 
-use std::collections::hash_map::DefaultHasher;
+pub(crate) use payload::minimal_twos_complement;
+
 use std::fmt;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use connect_api::config::{
@@ -29,6 +29,7 @@ use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::lru::Lru;
+use super::schema_cache::SchemaCache;
 
 /// How Decimal values are written (`decimal.format`, KIP-481).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -281,25 +282,19 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
     }
 }
 
-/// A schema and its rendered `{"schema":S,"payload":` prefix.
-type Rendered = (Schema, Arc<[u8]>);
-
 /// Schema -> rendered `{"schema":S,"payload":` prefix.
 struct ToJsonCache {
-    /// The last schemas used, checked by pointer identity first.
-    recent: Vec<Rendered>,
-    /// Every cached schema, by a structural hash, compared by equality.
-    by_hash: Lru<u64, Vec<Rendered>>,
+    rendered: SchemaCache<Arc<[u8]>>,
     null_prefix: Arc<[u8]>,
 }
 
+/// Raw schema texts remembered for the fast read path.
 const RECENT: usize = 4;
 
 impl ToJsonCache {
     fn new(capacity: usize) -> Self {
         ToJsonCache {
-            recent: Vec::with_capacity(RECENT),
-            by_hash: Lru::new(capacity),
+            rendered: SchemaCache::new(capacity),
             null_prefix: Arc::from(&b"{\"schema\":null,\"payload\":"[..]),
         }
     }
@@ -312,67 +307,15 @@ impl ToJsonCache {
         let Some(schema) = schema else {
             return Ok(self.null_prefix.clone());
         };
-        if let Some((_, p)) = self.recent.iter().find(|(s, _)| s.ptr_eq(schema)) {
-            return Ok(p.clone());
-        }
-        let hash = schema_hash(schema);
-        let cached = self
-            .by_hash
-            .get(&hash)
-            .and_then(|bucket| bucket.iter().find(|(s, _)| s == schema))
-            .map(|(_, p)| p.clone());
-        let prefix = match cached {
-            Some(p) => p,
-            None => {
+        self.rendered
+            .get_or_try_insert(schema, |schema| {
                 let mut out = b"{\"schema\":".to_vec();
                 schema::render_schema(&mut out, schema, None, settings)?;
                 out.extend_from_slice(b",\"payload\":");
-                let p: Arc<[u8]> = Arc::from(out);
-                match self.by_hash.get_mut(&hash) {
-                    Some(bucket) => bucket.push((schema.clone(), p.clone())),
-                    None => self.by_hash.insert(hash, vec![(schema.clone(), p.clone())]),
-                }
-                p
-            }
-        };
-        if self.recent.len() == RECENT {
-            self.recent.remove(0);
-        }
-        self.recent.push((schema.clone(), prefix.clone()));
-        Ok(prefix)
+                Ok(Arc::from(out))
+            })
+            .map(|p| p.clone())
     }
-}
-
-/// A hash of the attributes that decide schema equality (defaults by type
-/// only: values are compared by `==` within a bucket).
-fn schema_hash(schema: &Schema) -> u64 {
-    fn feed(s: &Schema, h: &mut DefaultHasher) {
-        s.ty().hash(h);
-        s.is_optional().hash(h);
-        s.name().hash(h);
-        s.version().hash(h);
-        s.doc().hash(h);
-        s.default_value().map(Value::type_name).hash(h);
-        if let Some(p) = s.parameters() {
-            for (k, v) in p {
-                k.hash(h);
-                v.hash(h);
-            }
-        }
-        for f in s.field_list() {
-            f.name().hash(h);
-            feed(f.schema(), h);
-        }
-        if let Some(k) = s.key_schema() {
-            feed(k, h);
-        }
-        if let Some(v) = s.value_schema() {
-            feed(v, h);
-        }
-    }
-    let mut h = DefaultHasher::new();
-    feed(schema, &mut h);
-    h.finish()
 }
 
 /// Raw schema JSON text -> Connect schema.
