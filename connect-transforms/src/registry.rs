@@ -12,9 +12,9 @@ use connect_api::{ConnectRecord, SinkRecord, SourceRecord};
 
 use crate::util::Side;
 use crate::{
-    drop_headers, extract_field, filter, header_from, hoist_field, insert_field, insert_header,
-    mask_field, predicates, regex_router, replace_field, set_schema_metadata, timestamp_converter,
-    timestamp_router, value_to_key,
+    cast, drop_headers, extract_field, filter, flatten, header_from, hoist_field, insert_field,
+    insert_header, mask_field, predicates, regex_router, replace_field, set_schema_metadata,
+    timestamp_converter, timestamp_router, value_to_key,
 };
 
 type TransformCtor<R> = Arc<dyn Fn() -> Box<dyn Transformation<R>> + Send + Sync>;
@@ -120,6 +120,8 @@ impl TransformRegistry {
         r.register_transform(value_to_key::CLASS, value_to_key::ValueToKey::new);
         r.register_sided(extract_field::CLASS, extract_field::ExtractField::new);
         r.register_sided(hoist_field::CLASS, hoist_field::HoistField::new);
+        r.register_sided(cast::CLASS, cast::Cast::new);
+        r.register_sided(flatten::CLASS, flatten::Flatten::new);
         r.register_sided(
             timestamp_converter::CLASS,
             timestamp_converter::TimestampConverter::new,
@@ -297,6 +299,8 @@ mod tests {
         ("ValueToKey", false),
         ("ExtractField", true),
         ("HoistField", true),
+        ("Cast", true),
+        ("Flatten", true),
         ("TimestampConverter", true),
         ("SetSchemaMetadata", true),
         ("HeaderFrom", true),
