@@ -206,6 +206,37 @@ impl<'s> Seed<'s> {
     }
 }
 
+impl Seed<'_> {
+    /// Floats are parsed from their text by the standard library, which
+    /// rounds correctly (serde_json's fast path may be one ulp off), and
+    /// FLOAT32 straight to `f32` (no double rounding).
+    fn exact_float<'de, D: de::Deserializer<'de>>(
+        self,
+        d: D,
+        ty: Type,
+    ) -> std::result::Result<Value, D::Error> {
+        let raw: &RawValue = de::Deserialize::deserialize(d)?;
+        let text = raw.get();
+        match text.as_bytes().first() {
+            Some(b'n') => self.null(),
+            Some(b'"') => {
+                let s: String = serde_json::from_str(text)
+                    .map_err(|e| self.fail::<D::Error>(ConnectError::data(e.to_string())))?;
+                self.string(&s)
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let v = if ty == Type::Float32 {
+                    text.parse::<f32>().map(Value::Float32)
+                } else {
+                    text.parse::<f64>().map(Value::Float64)
+                };
+                v.map_err(|e| self.fail(ConnectError::data(format!("'{text}' is not a {ty}: {e}"))))
+            }
+            _ => Err(self.wrong(json_kind(text))),
+        }
+    }
+}
+
 /// `d` at `scale` when no digit is lost, else `d` unchanged.
 fn rescale(d: Decimal, scale: i32) -> Decimal {
     let diff = i64::from(scale) - i64::from(d.scale());
@@ -249,6 +280,9 @@ impl<'de> DeserializeSeed<'de> for Seed<'_> {
         if let Some(schema) = self.schema {
             if LogicalType::of(schema) == Some(LogicalType::Decimal) {
                 return self.decimal(d, schema);
+            }
+            if matches!(schema.ty(), Type::Float32 | Type::Float64) {
+                return self.exact_float(d, schema.ty());
             }
         }
         d.deserialize_any(self)
