@@ -12,3 +12,6 @@ pub mod source;
 pub mod status;
 pub mod sink;
 pub mod worker;
+pub mod properties;
+pub mod rest;
+pub mod standalone;

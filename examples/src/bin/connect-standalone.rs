@@ -1,0 +1,68 @@
+//! `connect-standalone`: Kafka Connect's standalone worker with the
+//! FileStream connectors and the AddHeader SMT compiled in.
+//!
+//! ```text
+//! connect-standalone config/connect-standalone.properties \
+//!     config/connect-file-source.properties config/connect-file-sink.properties
+//! ```
+//!
+//! Rust has no plugin class loading, so a worker is a small program that
+//! registers its plugins and hands over to
+//! [`run_standalone`](connect_runtime::standalone::run_standalone). To build
+//! a worker with your own connectors, copy this file and add your
+//! `register_source` / `register_sink` / `register_transform` calls.
+//!
+//! Logs go to stderr; `RUST_LOG` sets the initial filter (default `info`),
+//! and `PUT /admin/loggers/{target}` changes it while running.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use connect_examples::add_header::AddHeader;
+use connect_examples::file_stream::{
+    FileStreamSinkConnector, FileStreamSourceConnector, SINK_NAMES, SOURCE_NAMES,
+};
+use connect_runtime::rest::Loggers;
+use connect_runtime::standalone::run_standalone;
+use connect_runtime::worker::Plugins;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{reload, EnvFilter};
+
+fn main() {
+    let initial = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_string());
+    let filter = EnvFilter::try_new(&initial).unwrap_or_else(|_| EnvFilter::new("info"));
+    let (filter, handle) = reload::Layer::new(filter);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::stderr().is_terminal()),
+        )
+        .init();
+    // The REST API's logger levels drive the live filter.
+    let loggers = Loggers::with_setter(
+        "INFO",
+        Arc::new(move |directive: &str| {
+            let filter = EnvFilter::try_new(directive).map_err(|e| e.to_string())?;
+            handle.reload(filter).map_err(|e| e.to_string())
+        }),
+    );
+
+    let mut plugins = Plugins::with_builtins();
+    let (source_class, source_aliases) = SOURCE_NAMES.split_first().expect("three names");
+    plugins.register_source(source_class, source_aliases, || {
+        Box::new(FileStreamSourceConnector::default())
+    });
+    let (sink_class, sink_aliases) = SINK_NAMES.split_first().expect("three names");
+    plugins.register_sink(sink_class, sink_aliases, || {
+        Box::new(FileStreamSinkConnector::default())
+    });
+    plugins
+        .transforms_mut()
+        .register_transform("com.example.AddHeader", AddHeader::new);
+
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    std::process::exit(run_standalone(args, plugins, loggers));
+}
