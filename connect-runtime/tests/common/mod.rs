@@ -1,0 +1,294 @@
+//! Test connectors and helpers shared by the worker tests (in-memory Kafka
+//! and librdkafka's mock cluster run the same cases).
+#![allow(dead_code, unreachable_pub)] // each test binary uses a subset
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use connect_api::config::{ConfigDef, ConfigMap};
+use connect_api::connector::{Connector, ConnectorContext, SinkConnector, SourceConnector};
+use connect_api::sink::{SinkTask, SinkTaskContext};
+use connect_api::source::{SourceTask, SourceTaskContext};
+use connect_api::{Record, Result, Schema, SinkRecord, SourceMap, SourceRecord, Value};
+use connect_runtime::kafka::memory::MemoryKafka;
+use connect_runtime::kafka::{KafkaCluster, NewTopic};
+use connect_runtime::offsets::{MemoryOffsetStore, OffsetStore};
+use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
+
+/// Emits `count` records "v0".."v{count-1}" on `topic`, in poll batches
+/// of up to 10, resuming after the stored offset.
+pub(crate) struct CountingTask {
+    next: i64,
+    count: i64,
+    topic: String,
+    partition: Arc<SourceMap>,
+    committed: Arc<Mutex<Vec<Option<i64>>>>,
+}
+
+pub(crate) fn partition() -> Arc<SourceMap> {
+    let mut p = SourceMap::new();
+    p.insert("source".into(), "counter".into());
+    Arc::new(p)
+}
+
+#[async_trait]
+impl SourceTask for CountingTask {
+    async fn start(&mut self, config: &ConfigMap, ctx: Arc<dyn SourceTaskContext>) -> Result<()> {
+        self.count = config
+            .get("count")
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(10);
+        self.topic = config.get("topic").cloned().unwrap_or_else(|| "out".into());
+        if let Some(o) = ctx.offset_storage_reader().offset(&self.partition) {
+            self.next = o["n"].as_i64().unwrap_or(-1) + 1;
+        }
+        Ok(())
+    }
+    async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
+        if self.next >= self.count {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            return Ok(vec![]);
+        }
+        let end = (self.next + 10).min(self.count);
+        let batch = (self.next..end)
+            .map(|n| {
+                let mut off = SourceMap::new();
+                off.insert("n".into(), n.into());
+                SourceRecord::new(
+                    self.partition.clone(),
+                    off,
+                    Record::new(
+                        self.topic.as_str(),
+                        Some(Schema::string()),
+                        Value::from(format!("v{n}")),
+                    ),
+                )
+            })
+            .collect();
+        self.next = end;
+        Ok(batch)
+    }
+    async fn commit_record(
+        &mut self,
+        record: &SourceRecord,
+        metadata: Option<&connect_api::RecordMetadata>,
+    ) -> Result<()> {
+        let _ = record;
+        if let Ok(mut c) = self.committed.lock() {
+            c.push(metadata.map(|m| m.offset));
+        }
+        Ok(())
+    }
+    async fn stop(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Passes its connector config to its task, so tests configure the task
+/// through the connector config.
+#[derive(Default)]
+pub(crate) struct PassThroughSource(ConfigMap);
+
+#[async_trait]
+impl Connector for PassThroughSource {
+    fn version(&self) -> String {
+        "1.0".into()
+    }
+    fn config_def(&self) -> ConfigDef {
+        ConfigDef::new()
+    }
+    async fn start(&mut self, config: &ConfigMap, _: Arc<dyn ConnectorContext>) -> Result<()> {
+        self.0 = config.clone();
+        Ok(())
+    }
+    async fn task_configs(&mut self, _max: usize) -> Result<Vec<ConfigMap>> {
+        Ok(vec![self.0.clone()])
+    }
+    async fn stop(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl SourceConnector for PassThroughSource {
+    fn create_task(&self) -> Box<dyn SourceTask> {
+        Box::new(CountingTask {
+            next: 0,
+            count: 0,
+            topic: String::new(),
+            partition: partition(),
+            committed: Arc::new(Mutex::new(Vec::new())),
+        })
+    }
+}
+
+/// Collects the string form of every value it is given.
+#[derive(Clone, Default)]
+pub(crate) struct Collector(pub(crate) Arc<Mutex<Vec<String>>>);
+
+/// Its tasks fail the first `fail.puts` non-empty puts with a retriable error.
+pub(crate) struct CollectingSink(Collector, ConfigMap);
+pub(crate) struct CollectingTask {
+    out: Collector,
+    fail_first_puts: AtomicUsize,
+}
+
+#[async_trait]
+impl SinkTask for CollectingTask {
+    async fn start(&mut self, config: &ConfigMap, _: Arc<dyn SinkTaskContext>) -> Result<()> {
+        let n = config
+            .get("fail.puts")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        self.fail_first_puts = AtomicUsize::new(n);
+        Ok(())
+    }
+    async fn put(&mut self, records: &[SinkRecord]) -> Result<()> {
+        if self
+            .fail_first_puts
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+            && !records.is_empty()
+        {
+            return Err(connect_api::ConnectError::retriable("database busy"));
+        }
+        let mut out = self.out.0.lock().unwrap();
+        out.extend(records.iter().map(|r| r.record.value.to_string()));
+        Ok(())
+    }
+    async fn stop(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Connector for CollectingSink {
+    fn version(&self) -> String {
+        "1.0".into()
+    }
+    fn config_def(&self) -> ConfigDef {
+        ConfigDef::new()
+    }
+    async fn start(&mut self, config: &ConfigMap, _: Arc<dyn ConnectorContext>) -> Result<()> {
+        self.1 = config.clone();
+        Ok(())
+    }
+    async fn task_configs(&mut self, _max: usize) -> Result<Vec<ConfigMap>> {
+        Ok(vec![self.1.clone()])
+    }
+    async fn stop(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl SinkConnector for CollectingSink {
+    fn create_task(&self) -> Box<dyn SinkTask> {
+        Box::new(CollectingTask {
+            out: self.0.clone(),
+            fail_first_puts: AtomicUsize::new(0),
+        })
+    }
+}
+
+pub(crate) fn props(pairs: &[(&str, &str)]) -> ConfigMap {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+pub(crate) struct Setup {
+    pub(crate) kafka: MemoryKafka,
+    pub(crate) store: Arc<MemoryOffsetStore>,
+    pub(crate) collected: Collector,
+}
+
+pub(crate) fn worker(setup: &Setup) -> Worker {
+    worker_on(
+        Arc::new(setup.kafka.clone()),
+        setup.store.clone(),
+        &setup.collected,
+    )
+}
+
+/// A worker on any cluster with the test connectors registered.
+pub(crate) fn worker_on(
+    cluster: Arc<dyn KafkaCluster>,
+    store: Arc<MemoryOffsetStore>,
+    collected: &Collector,
+) -> Worker {
+    let mut plugins = Plugins::with_builtins();
+    plugins.register_source("test.PassThroughSource", &["PassThroughSource"], || {
+        Box::new(PassThroughSource::default())
+    });
+    let collected = collected.clone();
+    plugins.register_sink("test.CollectingSink", &["CollectingSink"], move || {
+        Box::new(CollectingSink(collected.clone(), ConfigMap::new()))
+    });
+    let config = WorkerConfig::parse(&props(&[
+        (
+            "key.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        ("offset.flush.interval.ms", "50"),
+    ]))
+    .unwrap();
+    Worker::new(config, plugins, cluster, store)
+}
+
+pub(crate) fn setup() -> Setup {
+    let kafka = MemoryKafka::new();
+    for t in ["out", "dlq"] {
+        kafka.create_topic(&NewTopic::new(t, 1)).unwrap();
+    }
+    Setup {
+        kafka,
+        store: Arc::new(MemoryOffsetStore::new()),
+        collected: Collector::default(),
+    }
+}
+
+/// Poll `check` until it holds or 30 s pass (generous for a loaded CI box).
+pub(crate) async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !check() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+pub(crate) fn stored(store: &MemoryOffsetStore, connector: &str) -> Option<i64> {
+    store
+        .get(connector, &partition())
+        .and_then(|o| o["n"].as_i64())
+}
+
+pub(crate) fn topic_values(kafka: &MemoryKafka, topic: &str) -> Vec<String> {
+    kafka
+        .records(topic, 0)
+        .into_iter()
+        .map(|r| String::from_utf8(r.value.unwrap_or_default().to_vec()).unwrap())
+        .collect()
+}
+
+/// Ignores acknowledgements (for producing test input).
+pub(crate) struct NullSink;
+impl connect_runtime::kafka::DeliverySink for NullSink {
+    fn delivered(
+        &self,
+        _: u64,
+        _: std::result::Result<
+            connect_runtime::kafka::Delivered<'_>,
+            connect_runtime::kafka::KafkaError,
+        >,
+    ) {
+    }
+}
