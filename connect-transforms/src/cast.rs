@@ -39,8 +39,8 @@ use connect_api::{
 };
 
 use crate::replace_field::{
-    copy_schema_basics, into_map, into_struct, replace_null_with_default_key, struct_builder_like,
-    take_field, REPLACE_NULL_WITH_DEFAULT,
+    copy_schema_basics, fill_defaults, into_map, into_struct, replace_null_with_default_key,
+    same_or_new, struct_builder_like, REPLACE_NULL_WITH_DEFAULT,
 };
 use crate::util::{SchemaCache, Side};
 
@@ -172,7 +172,7 @@ impl Spec {
         if input.is_optional() {
             builder = builder.optional();
         }
-        builder.build()
+        same_or_new(input, builder.build()?)
     }
 }
 
@@ -456,12 +456,25 @@ impl Cast {
 
     fn cast_struct(&mut self, value: Value) -> Result<(Schema, Value)> {
         let rnwd = self.replace_null_with_default;
-        let (input, mut values) = into_struct(value, PURPOSE)?.into_parts();
+        let mut s = into_struct(value, PURPOSE)?;
         let spec = &self.spec;
-        let output = self.cache.get_or_try_insert(&input, |s| spec.derive(s))?;
+        let output = self
+            .cache
+            .get_or_try_insert(s.schema(), |s| spec.derive(s))?;
+        if output.ptr_eq(s.schema()) {
+            // No listed field in this schema.
+            if rnwd {
+                fill_defaults(&mut s);
+            }
+            return Ok((output, Value::Struct(s)));
+        }
+        let (input, values) = s.into_parts();
         let mut out = Struct::new(output.clone())?;
-        for (from, to) in input.field_list().zip(output.field_list()) {
-            let v = take_field(&mut values, from, rnwd);
+        for ((from, to), v) in input.field_list().zip(output.field_list()).zip(values) {
+            let v = match v {
+                Value::Null if rnwd => from.schema().default_value().cloned().unwrap_or_default(),
+                v => v,
+            };
             // Fields not cast share their schema with the input.
             let v = if from.schema() == to.schema() {
                 v
@@ -907,6 +920,18 @@ mod tests {
             .unwrap();
         let v = out.record.value.as_struct().unwrap();
         assert_eq!(v.get_without_default("dflt").unwrap(), &Value::Null);
+    }
+
+    #[test]
+    fn schema_without_listed_fields_is_kept_with_defaults_read() {
+        let mut t = smt(Side::Value, "absent:int8").unwrap();
+        let v = struct_value();
+        let input = v.as_struct().unwrap().schema().clone();
+        let out = t.apply(sink(Some(input.clone()), v)).unwrap().unwrap();
+        assert!(out.record.value_schema.as_ref().unwrap().ptr_eq(&input));
+        let v = out.record.value.as_struct().unwrap();
+        assert_eq!(v.get_without_default("dflt").unwrap(), &Value::Int64(9));
+        assert_eq!(v.get("string").unwrap(), &Value::from("42"));
     }
 
     #[test]

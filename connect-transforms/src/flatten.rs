@@ -27,7 +27,8 @@ use connect_api::{
 };
 
 use crate::replace_field::{
-    builder_like, into_map, into_struct, map_key, struct_builder_like, take_field,
+    builder_like, fill_defaults, into_map, into_struct, map_key, same_or_new, struct_builder_like,
+    take_field,
 };
 use crate::util::{SchemaCache, Side};
 
@@ -106,8 +107,10 @@ impl Naming {
             Some(Value::Struct(s)) => Some(s),
             _ => None,
         };
-        self.add_leaves(input, "", builder, input.is_optional(), default)?
-            .build()
+        let derived = self
+            .add_leaves(input, "", builder, input.is_optional(), default)?
+            .build()?;
+        same_or_new(input, derived)
     }
 
     fn add_leaves(
@@ -248,9 +251,18 @@ impl<R: ConnectRecord> Transformation<R> for Flatten {
         let (schema, value) = self.side.take(&mut record);
         let (schema, value) = match schema {
             Some(_) => {
-                let (input, values) = into_struct(value, PURPOSE)?.into_parts();
+                let mut s = into_struct(value, PURPOSE)?;
                 let naming = &self.naming;
-                let output = self.cache.get_or_try_insert(&input, |s| naming.derive(s))?;
+                let output = self
+                    .cache
+                    .get_or_try_insert(s.schema(), |s| naming.derive(s))?;
+                if output.ptr_eq(s.schema()) {
+                    // Already flat: leaves read with their defaults, as below.
+                    fill_defaults(&mut s);
+                    self.side.set(&mut record, Some(output), Value::Struct(s));
+                    return Ok(Some(record));
+                }
+                let (input, values) = s.into_parts();
                 let mut out = Struct::new(output.clone())?;
                 collect_leaves(&input, values, &mut out, &mut 0)?;
                 (Some(output), Value::Struct(out))
@@ -484,6 +496,32 @@ mod tests {
         // The null nested struct reads as its default.
         let v = out.record.value.as_struct().unwrap();
         assert_eq!(v.get_without_default("inner.a").unwrap(), &Value::Int32(10));
+    }
+
+    #[test]
+    fn flat_input_keeps_its_schema_and_reads_defaults() {
+        let schema = SchemaBuilder::struct_()
+            .field(
+                "a",
+                SchemaBuilder::int32()
+                    .optional()
+                    .default_value(4)
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap();
+        let mut t = smt(Side::Value, &[]).unwrap();
+        let out = t
+            .apply(sink(
+                Some(schema.clone()),
+                Value::Struct(Struct::new(schema.clone()).unwrap()),
+            ))
+            .unwrap()
+            .unwrap();
+        assert!(out.record.value_schema.as_ref().unwrap().ptr_eq(&schema));
+        let v = out.record.value.as_struct().unwrap();
+        assert_eq!(v.get_without_default("a").unwrap(), &Value::Int32(4));
     }
 
     #[test]

@@ -28,7 +28,7 @@ use connect_api::{
 };
 
 use crate::replace_field::{
-    into_map, into_struct, map_put, replace_null_with_default_key, struct_builder_like, take_field,
+    into_map, into_struct, map_put, replace_null_with_default_key, struct_builder_like,
     REPLACE_NULL_WITH_DEFAULT,
 };
 use crate::util::{SchemaCache, Side};
@@ -254,16 +254,19 @@ impl InsertField {
         value: Value,
     ) -> Result<(Schema, Value)> {
         let settings = &self.settings;
-        let (input, mut values) = into_struct(value, PURPOSE)?.into_parts();
+        let (input, values) = into_struct(value, PURPOSE)?.into_parts();
         let output = self
             .cache
             .get_or_try_insert(&input, |s| settings.derive(s))?;
         let mut out = Struct::new(output.clone())?;
-        for field in input.field_list() {
-            out.put_at_unchecked(
-                field.index(),
-                take_field(&mut values, field, settings.replace_null_with_default),
-            );
+        for (field, v) in input.field_list().zip(values) {
+            let v = match v {
+                Value::Null if settings.replace_null_with_default => {
+                    field.schema().default_value().cloned().unwrap_or_default()
+                }
+                v => v,
+            };
+            out.put_at_unchecked(field.index(), v);
         }
         let first = input.field_count();
         for (index, (spec, v)) in (first..).zip(settings.values(record, true)?) {

@@ -23,12 +23,10 @@
 use connect_api::config::validators::Lambda;
 use connect_api::config::{ConfigKey, ConfigType, ConfigValue, Importance};
 use connect_api::transform::Transformation;
-use connect_api::{
-    ConfigDef, ConfigMap, ConnectError, ConnectRecord, Decimal, Result, Struct, Value,
-};
+use connect_api::{ConfigDef, ConfigMap, ConnectError, ConnectRecord, Decimal, Result, Value};
 
 use crate::replace_field::{
-    into_map, into_struct, replace_null_with_default_key, take_field, REPLACE_NULL_WITH_DEFAULT,
+    fill_defaults, into_map, into_struct, replace_null_with_default_key, REPLACE_NULL_WITH_DEFAULT,
 };
 use crate::util::Side;
 
@@ -232,8 +230,8 @@ impl MaskField {
             .define(replace_null_with_default_key())
     }
 
-    fn masked(&self, field: &str, value: Value) -> Result<Value> {
-        let out = match (&self.replacement, &value) {
+    fn masked(&self, field: &str, value: &Value) -> Result<Value> {
+        let out = match (&self.replacement, value) {
             (_, Value::Null) => Ok(Value::Null),
             (None, v) => type_zero(v),
             (Some(r), v) => r.for_value(v),
@@ -241,25 +239,25 @@ impl MaskField {
         out.map_err(|e| e.in_field(field))
     }
 
+    /// Masks in place: the schema does not change, so the struct is kept
+    /// and only the masked (and defaulted) slots are rewritten.
     fn mask_struct(&self, value: Value) -> Result<Value> {
-        let (schema, mut values) = into_struct(value, PURPOSE)?.into_parts();
+        let mut s = into_struct(value, PURPOSE)?;
         if self.replace_null_with_default {
-            for field in schema.field_list() {
-                let v = take_field(&mut values, field, true);
-                values[field.index()] = v;
-            }
+            fill_defaults(&mut s);
         }
+        let schema = s.schema().clone();
         for name in &self.fields {
-            if let Some(field) = schema.field(name) {
-                let i = field.index();
-                values[i] = self.masked(name, std::mem::take(&mut values[i]))?;
-            }
+            let Some(field) = schema.field(name) else {
+                continue;
+            };
+            let Some(current) = s.get_at(field.index()) else {
+                continue;
+            };
+            let masked = self.masked(name, current)?;
+            s.put_at_unchecked(field.index(), masked);
         }
-        let mut out = Struct::new(schema)?;
-        for (i, v) in values.into_iter().enumerate() {
-            out.put_at_unchecked(i, v);
-        }
-        Ok(Value::Struct(out))
+        Ok(Value::Struct(s))
     }
 
     fn mask_map(&self, value: Value) -> Result<Value> {
@@ -269,7 +267,7 @@ impl MaskField {
                 .iter_mut()
                 .find(|(k, _)| k.as_str() == Some(name.as_str()))
             {
-                Some((_, v)) => *v = self.masked(name, std::mem::take(v))?,
+                Some((_, v)) => *v = self.masked(name, v)?,
                 None => entries.push((Value::String(name.clone()), Value::Null)),
             }
         }
@@ -308,7 +306,7 @@ mod tests {
     use super::*;
     use crate::replace_field::test_support::*;
     use connect_api::logical::{date_schema, decimal_schema, time_schema, timestamp_schema};
-    use connect_api::{ErrorKind, Schema, SchemaBuilder, SinkRecord};
+    use connect_api::{ErrorKind, Schema, SchemaBuilder, SinkRecord, Struct};
 
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<MaskField> {
         let mut t = MaskField::new(side);

@@ -112,7 +112,7 @@ impl Settings {
                 builder = builder.field(self.renamed(field.name()), field.schema().clone());
             }
         }
-        builder.build()
+        same_or_new(schema, builder.build()?)
     }
 }
 
@@ -197,8 +197,17 @@ impl ReplaceField {
 
     fn apply_struct(&mut self, value: Value) -> Result<(Schema, Value)> {
         let rnwd = self.settings.replace_null_with_default;
-        let (input, mut values) = into_struct(value, PURPOSE)?.into_parts();
-        let plan = self.plan(&input)?;
+        let mut s = into_struct(value, PURPOSE)?;
+        let plan = self.plan(s.schema())?;
+        if plan.output.ptr_eq(s.schema()) {
+            // Nothing to drop or rename in this schema.
+            let output = plan.output.clone();
+            if rnwd {
+                fill_defaults(&mut s);
+            }
+            return Ok((output, Value::Struct(s)));
+        }
+        let (input, mut values) = s.into_parts();
         let mut out = Struct::new(plan.output.clone())?;
         for (target, &source) in plan.sources.iter().enumerate() {
             if let Some(field) = input.field_at(source) {
@@ -337,6 +346,16 @@ pub(crate) fn copy_schema_basics(source: &Schema, mut builder: SchemaBuilder) ->
     builder
 }
 
+/// `input` itself when `derived` equals it, so callers can tell "nothing
+/// to change" per record with a pointer comparison.
+pub(crate) fn same_or_new(input: &Schema, derived: Schema) -> Result<Schema> {
+    Ok(if derived == *input {
+        input.clone()
+    } else {
+        derived
+    })
+}
+
 /// A STRUCT builder carrying `source`'s basics.
 pub(crate) fn struct_builder_like(source: &Schema) -> SchemaBuilder {
     copy_schema_basics(source, SchemaBuilder::struct_())
@@ -364,6 +383,19 @@ pub(crate) fn take_field(values: &mut [Value], field: &Field, with_default: bool
     match (v, with_default) {
         (Value::Null, true) => field.schema().default_value().cloned().unwrap_or_default(),
         (v, _) => v,
+    }
+}
+
+/// Replace, in place, each null field of `s` that has a default with that
+/// default (what Kafka's `Struct.get` reads), leaving other fields alone.
+pub(crate) fn fill_defaults(s: &mut Struct) {
+    let schema = s.schema().clone();
+    for field in schema.field_list() {
+        if let Some(default) = field.schema().default_value() {
+            if s.get_at(field.index()).is_some_and(Value::is_null) {
+                s.put_at_unchecked(field.index(), default.clone());
+            }
+        }
     }
 }
 
@@ -640,6 +672,16 @@ mod tests {
         let out = t.apply(sink(Some(schema), value)).unwrap().unwrap();
         let got = out.record.value.as_struct().unwrap();
         assert_eq!(got.get_without_default("n").unwrap(), &Value::Null);
+    }
+
+    #[test]
+    fn unchanged_schema_is_passed_on_as_is() {
+        let mut t = smt(Side::Value, &[("exclude", "not_there")]).unwrap();
+        let v = value();
+        let input = v.as_struct().unwrap().schema().clone();
+        let out = t.apply(sink(Some(input.clone()), v)).unwrap().unwrap();
+        assert!(out.record.value_schema.as_ref().unwrap().ptr_eq(&input));
+        assert_eq!(out.record.value, value());
     }
 
     #[test]
