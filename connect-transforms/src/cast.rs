@@ -809,6 +809,76 @@ mod tests {
     }
 
     #[test]
+    fn logical_fields_to_primitives_as_kafka_tests_them() {
+        let schema = SchemaBuilder::struct_()
+            .field("date_to_int32", date_schema())
+            .field("timestamp_to_int64", timestamp_schema())
+            .field("time_to_int64", time_schema())
+            .field("decimal_to_int32", decimal_schema(0))
+            .field("timestamp_to_float64", timestamp_schema())
+            .field(
+                "null_timestamp_to_int32",
+                connect_api::logical::timestamp_builder()
+                    .optional()
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap();
+        let mut v = Struct::new(schema.clone()).unwrap();
+        v.put("date_to_int32", Value::Date(1))
+            .unwrap()
+            .put("timestamp_to_int64", Value::Timestamp(0))
+            .unwrap()
+            .put("time_to_int64", Value::Time(1))
+            .unwrap()
+            .put("decimal_to_int32", Decimal::new(i64::from(i32::MAX) + 1, 0))
+            .unwrap()
+            .put("timestamp_to_float64", Value::Timestamp(i64::MAX))
+            .unwrap();
+        let mut t = smt(
+            Side::Value,
+            "date_to_int32:int32,timestamp_to_int64:int64,time_to_int64:int64,\
+             decimal_to_int32:int32,timestamp_to_float64:float64,null_timestamp_to_int32:int32",
+        )
+        .unwrap();
+        let out = t
+            .apply(sink(Some(schema), Value::Struct(v)))
+            .unwrap()
+            .unwrap();
+        let got = out.record.value.as_struct().unwrap();
+        got.validate().unwrap();
+        assert_eq!(got.get("date_to_int32").unwrap(), &Value::Int32(1));
+        assert_eq!(got.get("timestamp_to_int64").unwrap(), &Value::Int64(0));
+        assert_eq!(got.get("time_to_int64").unwrap(), &Value::Int64(1));
+        assert_eq!(
+            got.get("decimal_to_int32").unwrap(),
+            &Value::Int32(i32::MIN)
+        );
+        assert_eq!(
+            got.get("timestamp_to_float64").unwrap(),
+            &Value::Float64(9.223372036854776E18)
+        );
+        assert_eq!(got.get("null_timestamp_to_int32").unwrap(), &Value::Null);
+        let s = out.record.value_schema.unwrap();
+        assert_eq!(
+            s.field("null_timestamp_to_int32").unwrap().schema(),
+            &Schema::optional_int32()
+        );
+    }
+
+    #[test]
+    fn whole_value_default_is_truncated_like_java() {
+        let schema = SchemaBuilder::float32()
+            .default_value(-42.125f32)
+            .build()
+            .unwrap();
+        let (s, v) = whole("int32", Some(schema), Value::Float32(42.125)).unwrap();
+        assert_eq!(v, Value::Int32(42));
+        assert_eq!(s.unwrap().default_value(), Some(&Value::Int32(-42)));
+    }
+
+    #[test]
     fn decimals_cast_like_big_decimal() {
         let d = |u: i64, s: i32| Value::Decimal(Decimal::new(u, s));
         let schema = Some(decimal_schema(2));
