@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use common::*;
 use connect_api::config::ConfigMap;
+use connect_runtime::kafka::memory::FaultKind;
 use connect_runtime::kafka::KafkaCluster;
 use connect_runtime::status::TargetState;
 
@@ -403,4 +404,137 @@ async fn invalid_configs_are_rejected_whole() {
         .to_string();
     assert!(e.contains("Nope"), "{e}");
     assert!(w.connector_names().await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retriable_delivery_failures_are_sent_again_in_order() {
+    let s = setup();
+    s.kafka.fail_next_produce(3, FaultKind::Retriable);
+    let w = worker(&s);
+    w.create_connector(
+        "src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "10"),
+            ("topic", "out"),
+            ("errors.retry.timeout", "60000"),
+            ("errors.retry.delay.max.ms", "50"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("offset of the last record", || {
+        stored(&s.store, "src") == Some(9)
+    })
+    .await;
+    let values = topic_values(&s.kafka, "out");
+    for n in 0..10 {
+        let want = format!(r#""payload":"v{n}""#);
+        assert!(
+            values.iter().any(|v| v.contains(&want)),
+            "v{n} lost: {values:?}"
+        );
+    }
+    assert!(
+        s.kafka.records("dlq", 0).is_empty(),
+        "retried, never dead-lettered"
+    );
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fatal_delivery_failures_under_both_tolerances() {
+    // none: the task fails and the failed record's offset is not committed.
+    let s = setup();
+    s.kafka.fail_next_produce(1, FaultKind::Fatal);
+    let w = worker(&s);
+    w.create_connector(
+        "src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "5"),
+            ("topic", "out"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("task FAILED", || {
+        futures::executor::block_on(w.connector_status("src"))
+            .map(|st| st.tasks[0].state.state == "FAILED")
+            .unwrap_or(false)
+    })
+    .await;
+    assert_eq!(
+        stored(&s.store, "src"),
+        None,
+        "v0 failed: nothing may be committed"
+    );
+    w.shutdown().await;
+
+    // all: the record goes to the DLQ and the offsets move on.
+    let s = setup();
+    s.kafka.fail_next_produce(1, FaultKind::Fatal);
+    let w = worker(&s);
+    w.create_connector(
+        "src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "5"),
+            ("topic", "out"),
+            ("errors.tolerance", "all"),
+            ("errors.deadletterqueue.topic.name", "dlq"),
+            ("errors.deadletterqueue.context.headers.enable", "true"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("all offsets committed", || {
+        stored(&s.store, "src") == Some(4)
+    })
+    .await;
+    let dead = s.kafka.records("dlq", 0);
+    assert_eq!(dead.len(), 1);
+    let stage = dead[0]
+        .headers
+        .iter()
+        .find(|(k, _)| k == "__connect.errors.stage")
+        .and_then(|(_, v)| v.clone());
+    assert_eq!(stage.as_deref(), Some(&b"KAFKA_PRODUCE"[..]));
+    assert_eq!(topic_values(&s.kafka, "out").len(), 4);
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backpressure_bounds_what_is_held_with_a_slow_broker() {
+    let s = setup();
+    s.kafka.set_ack_delay(Duration::from_millis(20));
+    let w = worker(&s);
+    w.create_connector(
+        "bp-src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "200"),
+            ("topic", "out"),
+            ("source.max.inflight.records", "5"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    // The task never runs more than one poll batch (10) past the limit (5)
+    // ahead of the acknowledgements.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (polled, acked) = progress("bp-src");
+        assert!(polled <= acked + 5 + 10, "polled {polled}, acked {acked}");
+        if acked >= 200 {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "stalled at {acked}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    w.shutdown().await;
 }

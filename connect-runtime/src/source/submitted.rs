@@ -137,10 +137,37 @@ impl SubmittedRecords {
         Some(done)
     }
 
-    /// The record attached to an in-flight submission, without completing it.
-    pub fn record(&self, token: u64) -> Option<&SourceRecord> {
-        let i = usize::try_from(token.checked_sub(self.base)?).ok()?;
-        self.ring.get(i)?.as_ref()?.record.as_ref()
+    /// Detach the record of an in-flight submission, leaving it in flight
+    /// (to send it again, or to the DLQ, under the same token).
+    pub fn take_record(&mut self, token: u64) -> Option<SourceRecord> {
+        let s = self.slot(token)?;
+        if s.state == State::Done {
+            return None;
+        }
+        s.record.take()
+    }
+
+    /// Turn an in-flight submission into a dead-letter send: it stays in
+    /// flight until the DLQ acknowledges it. Returns its source partition
+    /// and offset (for the DLQ's context headers).
+    pub fn redirect_to_dead_letter(&mut self, token: u64) -> Option<(Arc<SourceMap>, SourceMap)> {
+        let s = self.slot(token)?;
+        if s.state == State::Done {
+            return None;
+        }
+        s.dead_letter = true;
+        Some((s.partition.clone(), s.offset.clone()))
+    }
+
+    /// Whether `token` is an in-flight dead-letter send.
+    pub fn is_dead_letter(&self, token: u64) -> bool {
+        let Some(i) = token
+            .checked_sub(self.base)
+            .and_then(|i| usize::try_from(i).ok())
+        else {
+            return false;
+        };
+        matches!(self.ring.get(i), Some(Some(s)) if s.dead_letter && s.state == State::InFlight)
     }
 
     fn slot(&mut self, token: u64) -> Option<&mut Submission> {
@@ -285,6 +312,27 @@ mod tests {
         t.committable();
         t.complete(tok);
         assert_eq!(t.in_flight(), 0);
+    }
+
+    #[test]
+    fn redirect_keeps_the_offset_in_place() {
+        let mut t = SubmittedRecords::new();
+        let a = part("a");
+        let first = t.submit(a.clone(), off(1));
+        let second = t.submit(a.clone(), off(2));
+        t.complete(second);
+        let (p, o) = t.redirect_to_dead_letter(first).unwrap();
+        assert_eq!((p, o), (a.clone(), off(1)));
+        assert!(t.is_dead_letter(first));
+        assert!(
+            t.committable().is_empty(),
+            "the DLQ send is still in flight"
+        );
+        assert!(t.complete(first).unwrap().dead_letter);
+        assert_eq!(
+            t.committable().offsets,
+            vec![(SourceMap::clone(&a), off(2))]
+        );
     }
 
     proptest! {

@@ -170,6 +170,9 @@ pub struct WorkerSourceTask {
     header_buf: Vec<OutHeader>,
     key_some: bool,
     value_some: bool,
+    /// Resend attempts and first failure time of records whose delivery
+    /// failed retriably.
+    resends: std::collections::HashMap<u64, (u32, tokio::time::Instant)>,
 }
 
 impl WorkerSourceTask {
@@ -224,6 +227,7 @@ impl WorkerSourceTask {
             header_buf: Vec::new(),
             key_some: false,
             value_some: false,
+            resends: Default::default(),
         })
     }
 
@@ -400,16 +404,24 @@ impl WorkerSourceTask {
                 return Ok(());
             }
             Transformed::Failed(original, failure) => {
-                return self.dead_letter(partition, offset, original, failure).await;
+                return self
+                    .dead_letter(Submit::New(partition, offset), original, failure)
+                    .await;
             }
         };
         if let Some(failure) = self.convert(&record).await? {
             return self
-                .dead_letter(partition, offset, Some(record), failure)
+                .dead_letter(Submit::New(partition, offset), Some(record), failure)
                 .await;
         }
         self.ensure_topic(&record.record.topic).await;
         let token = self.tracker.submit(partition, offset);
+        self.send(token, record).await
+    }
+
+    /// Send the converted `record` (in the buffers) under `token` and keep
+    /// it with its submission until the ack.
+    async fn send(&mut self, token: u64, record: SourceRecord) -> Result<()> {
         let r = &record.record;
         let out = OutRecord {
             topic: &r.topic,
@@ -522,11 +534,17 @@ impl WorkerSourceTask {
     /// move on once that send is acknowledged.
     async fn dead_letter(
         &mut self,
-        partition: Arc<SourceMap>,
-        offset: SourceMap,
+        at: Submit,
         record: Option<SourceRecord>,
         failure: Failure,
     ) -> Result<()> {
+        let (partition, offset) = match &at {
+            Submit::New(p, o) => (p.clone(), o.clone()),
+            Submit::Existing(token) => match self.tracker.redirect_to_dead_letter(*token) {
+                Some(po) => po,
+                None => return Ok(()),
+            },
+        };
         let id = &self.settings.id;
         if self.settings.errors.log_enable {
             self.pipeline.record_logged();
@@ -542,7 +560,14 @@ impl WorkerSourceTask {
             }
         }
         if self.dlq_producer.is_none() {
-            self.tracker.submit_done(partition, offset);
+            match at {
+                Submit::New(p, o) => {
+                    self.tracker.submit_done(p, o);
+                }
+                Submit::Existing(token) => {
+                    self.tracker.complete(token);
+                }
+            }
             if let Some(r) = record {
                 self.plugins.task.commit_record(&r, None).await?;
             }
@@ -595,7 +620,10 @@ impl WorkerSourceTask {
                 .unwrap_or(false);
         }
         self.ensure_dlq_topic(&dlq_topic).await;
-        let token = self.tracker.submit_dead_letter(partition, offset);
+        let token = match at {
+            Submit::New(p, o) => self.tracker.submit_dead_letter(p, o),
+            Submit::Existing(token) => token,
+        };
         let out = OutRecord {
             topic: &dlq_topic,
             partition: None,
@@ -665,6 +693,9 @@ impl WorkerSourceTask {
         for (token, result) in drained.drain(..) {
             match result {
                 Ok(meta) => {
+                    if !self.resends.is_empty() {
+                        self.resends.remove(&token);
+                    }
                     let Some(done) = self.tracker.complete(token) else {
                         continue;
                     };
@@ -691,30 +722,62 @@ impl WorkerSourceTask {
     /// A record the producer gave up on (its own retries are infinite by
     /// default, so this is final): KAFKA_PRODUCE under errors.tolerance.
     async fn delivery_failed(&mut self, token: u64, error: KafkaError) -> Result<()> {
-        let Some(done) = self.tracker.complete(token) else {
-            return Ok(());
-        };
-        if done.dead_letter {
+        if self.tracker.is_dead_letter(token) {
+            self.tracker.complete(token);
             self.pipeline.record_dlq_send(true);
             return Err(ConnectError::from(error).context(
                 "the dead letter queue rejected a failed record; stopping so it is not lost",
             ));
         }
-        let failure = self.pipeline.tolerate(
-            Stage::KafkaProduce,
-            "producer",
-            ConnectError::from(error),
-            1,
-        )?;
-        let Some(record) = done.record else {
+        let Some(record) = self.tracker.take_record(token) else {
             return Ok(());
         };
-        // The submission is done; the DLQ send is a new one for the same
-        // source offset, so the offset waits for it.
-        let partition = record.source_partition.clone();
-        let offset = record.source_offset.clone();
-        self.dead_letter(partition, offset, Some(record), failure)
+        let error = ConnectError::from(error);
+        if error.is_retriable() {
+            if let Some(delay) = self.resend_delay(token) {
+                tracing::warn!(task = %self.settings.id, error = %error,
+                    "retriable delivery failure; sending the record again in {delay:?}");
+                tokio::time::sleep(delay).await;
+                return self.resend(token, record).await;
+            }
+        }
+        self.resends.remove(&token);
+        let failure = self
+            .pipeline
+            .tolerate(Stage::KafkaProduce, "producer", error, 1)?;
+        self.dead_letter(Submit::Existing(token), Some(record), failure)
             .await
+    }
+
+    /// The wait before sending `token` again, or `None` once
+    /// `errors.retry.timeout` is used up (0, the default, never resends).
+    fn resend_delay(&mut self, token: u64) -> Option<Duration> {
+        let timeout = self.pipeline.config().retry_timeout_ms;
+        if timeout == 0 {
+            return None;
+        }
+        let now = tokio::time::Instant::now();
+        let (attempts, first) = self.resends.entry(token).or_insert((0, now));
+        *attempts += 1;
+        if timeout > 0 && now.duration_since(*first) >= Duration::from_millis(timeout as u64) {
+            return None;
+        }
+        let max = self.pipeline.config().retry_delay_max_ms.max(1);
+        let ms = 300u64
+            .saturating_mul(1u64 << (*attempts - 1).min(20))
+            .min(max);
+        Some(Duration::from_millis(ms))
+    }
+
+    /// Convert and send `record` again under the same token, so its place
+    /// in the offset order is kept.
+    async fn resend(&mut self, token: u64, record: SourceRecord) -> Result<()> {
+        if let Some(failure) = self.convert(&record).await? {
+            return self
+                .dead_letter(Submit::Existing(token), Some(record), failure)
+                .await;
+        }
+        self.send(token, record).await
     }
 
     /// Write committable offsets, then `SourceTask::commit`.
@@ -755,6 +818,14 @@ impl WorkerSourceTask {
     }
 }
 
+/// Where a dead-lettered record stands in the offset tracker.
+enum Submit {
+    /// Not submitted yet: its source partition and offset.
+    New(Arc<SourceMap>, SourceMap),
+    /// Already submitted under this token (a failed delivery).
+    Existing(u64),
+}
+
 /// Outcome of the transformation stage.
 enum Transformed {
     Kept(SourceRecord),
@@ -778,6 +849,12 @@ async fn send_with_backpressure(
                 // Acks free room; the timeout covers a wake-up lost to a race.
                 let _ =
                     tokio::time::timeout(Duration::from_millis(50), acks.notify.notified()).await;
+            }
+            Err(SendError::Kafka(e)) if e.is_retriable() => {
+                // As Kafka: a retriable synchronous send failure is retried
+                // after 100 ms, for as long as it takes.
+                tracing::warn!(topic = out.topic, error = %e, "retriable send failure; sending again");
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
             Err(SendError::Kafka(e)) => {
                 return Err(ConnectError::from(e).context(format_args!(

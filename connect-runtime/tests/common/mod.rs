@@ -24,7 +24,33 @@ pub(crate) struct CountingTask {
     count: i64,
     topic: String,
     partition: Arc<SourceMap>,
-    committed: Arc<Mutex<Vec<Option<i64>>>>,
+    name: String,
+}
+
+/// Per connector name: records polled and records acknowledged
+/// (`commit_record` with metadata), for backpressure checks.
+static PROGRESS: Mutex<Vec<(String, u64, u64)>> = Mutex::new(Vec::new());
+
+fn bump(name: &str, polled: u64, acked: u64) {
+    let mut p = PROGRESS.lock().unwrap();
+    match p.iter_mut().find(|(n, _, _)| n == name) {
+        Some(e) => {
+            e.1 += polled;
+            e.2 += acked;
+        }
+        None => p.push((name.to_string(), polled, acked)),
+    }
+}
+
+/// (polled, acknowledged) records of connector `name` so far.
+pub(crate) fn progress(name: &str) -> (u64, u64) {
+    PROGRESS
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(n, _, _)| n == name)
+        .map(|e| (e.1, e.2))
+        .unwrap_or((0, 0))
 }
 
 pub(crate) fn partition() -> Arc<SourceMap> {
@@ -41,6 +67,7 @@ impl SourceTask for CountingTask {
             .and_then(|c| c.parse().ok())
             .unwrap_or(10);
         self.topic = config.get("topic").cloned().unwrap_or_else(|| "out".into());
+        self.name = config.get("name").cloned().unwrap_or_default();
         if let Some(o) = ctx.offset_storage_reader().offset(&self.partition) {
             self.next = o["n"].as_i64().unwrap_or(-1) + 1;
         }
@@ -67,6 +94,7 @@ impl SourceTask for CountingTask {
                 )
             })
             .collect();
+        bump(&self.name, (end - self.next) as u64, 0);
         self.next = end;
         Ok(batch)
     }
@@ -76,8 +104,8 @@ impl SourceTask for CountingTask {
         metadata: Option<&connect_api::RecordMetadata>,
     ) -> Result<()> {
         let _ = record;
-        if let Ok(mut c) = self.committed.lock() {
-            c.push(metadata.map(|m| m.offset));
+        if metadata.is_some() {
+            bump(&self.name, 0, 1);
         }
         Ok(())
     }
@@ -118,7 +146,7 @@ impl SourceConnector for PassThroughSource {
             count: 0,
             topic: String::new(),
             partition: partition(),
-            committed: Arc::new(Mutex::new(Vec::new())),
+            name: String::new(),
         })
     }
 }
