@@ -87,7 +87,7 @@ impl FieldSyntaxVersion {
 /// dots; a step starting with a backtick runs to the next backtick that is
 /// followed by a dot or ends the path; such a backtick preceded by a
 /// backslash is part of the name (`` \` `` becomes `` ` ``); a trailing dot
-/// adds an empty step.
+/// adds an empty step; an empty V2 path has no steps.
 ///
 /// ```
 /// use connect_transforms::extract_field::{field_path_steps, FieldSyntaxVersion::*};
@@ -101,7 +101,7 @@ pub fn field_path_steps(
     path: &str,
     version: FieldSyntaxVersion,
 ) -> std::result::Result<Vec<String>, String> {
-    if version == FieldSyntaxVersion::V1 || path.is_empty() {
+    if version == FieldSyntaxVersion::V1 {
         return Ok(vec![path.to_string()]);
     }
     let bytes = path.as_bytes();
@@ -270,8 +270,15 @@ impl<R: ConnectRecord> Transformation<R> for ExtractField {
             .get_string(FIELD_SYNTAX_VERSION)
             .and_then(FieldSyntaxVersion::from_name)
             .unwrap_or_default();
-        self.steps =
+        let steps =
             field_path_steps(&original, version).map_err(|e| ConnectError::config(FIELD, e))?;
+        if steps.is_empty() {
+            return Err(ConnectError::config(
+                FIELD,
+                "an empty path names no field (field.syntax.version=V2)",
+            ));
+        }
+        self.steps = steps;
         self.original = original;
         self.replace_null_with_default = parsed.get_bool(REPLACE_NULL_WITH_DEFAULT).unwrap_or(true);
         self.cache = SchemaCache::new();
@@ -536,6 +543,47 @@ mod tests {
         // Escaped backtick before a dot.
         assert_eq!(ok("`a\\`.b`"), ["a`.b"]);
         assert_eq!(ok("``"), [""]);
+        assert!(ok("").is_empty());
+        // Kafka's own notation cases (FieldPathNotationTest).
+        let cases: &[(&str, &[&str])] = &[
+            ("..", &["", "", ""]),
+            ("foo..", &["foo", "", ""]),
+            (".bar.", &["", "bar", ""]),
+            ("..baz", &["", "", "baz"]),
+            ("foobarbaz", &["foobarbaz"]),
+            ("foo`bar`baz", &["foo`bar`baz"]),
+            ("`foo.bar.baz`", &["foo.bar.baz"]),
+            ("foo.`bar.baz`", &["foo", "bar.baz"]),
+            ("`foo.bar`.baz", &["foo.bar", "baz"]),
+            ("foo.`bar`.baz", &["foo", "bar", "baz"]),
+            ("foo.``bar.baz`", &["foo", "`bar.baz"]),
+            ("foo.`bar.baz``", &["foo", "bar.baz`"]),
+            ("foo.`ba`r.baz`", &["foo", "ba`r.baz"]),
+            ("foo.ba`r.baz", &["foo", "ba`r", "baz"]),
+            ("foo.``bar``.baz", &["foo", "`bar`", "baz"]),
+            ("``foo.bar.baz``", &["`foo.bar.baz`"]),
+            (r"foo.`bar\`.baz`", &["foo", "bar`.baz"]),
+            ("foo.`bar.`baz`", &["foo", "bar.`baz"]),
+            (r"foo.`bar\`.`baz`", &["foo", "bar`.`baz"]),
+            (r"foo.`bar\\`.\`baz`", &["foo", r"bar\`.\`baz"]),
+        ];
+        for (path, steps) in cases {
+            assert_eq!(&ok(path), steps, "{path}");
+        }
+        for (path, at) in [
+            ("`foo.bar.baz", 0),
+            ("foo.`bar.baz", 4),
+            ("foo.bar.`baz", 8),
+            (r"foo.bar.`baz\`", 8),
+        ] {
+            assert_eq!(
+                field_path_steps(path, V2).unwrap_err(),
+                format!(
+                    "Incomplete backtick pair in path: [{path}], consider adding a backslash \
+                     before backtick at position {at} to escape it"
+                )
+            );
+        }
         for bad in ["`a", "`a.b", "`a\\`", "x.`y"] {
             let e = field_path_steps(bad, V2).unwrap_err();
             assert!(
@@ -563,6 +611,15 @@ mod tests {
             "{e}"
         );
         assert!(e.to_string().contains("Incomplete backtick pair"), "{e}");
+        let e = smt(
+            Side::Value,
+            &[("field", ""), ("field.syntax.version", "V2")],
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::Config { key } if key == "field"),
+            "{e}"
+        );
         let e = smt(
             Side::Value,
             &[("field", "a"), ("field.syntax.version", "V3")],
