@@ -525,6 +525,56 @@ mod tests {
     }
 
     #[test]
+    fn optional_top_level_with_default_as_kafka_tests_it() {
+        let base = SchemaBuilder::struct_()
+            .optional()
+            .field("req_field", Schema::string())
+            .field(
+                "opt_field",
+                SchemaBuilder::string()
+                    .optional()
+                    .default_value("child_default")
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap();
+        let mut default = Struct::new(base.clone()).unwrap();
+        default.put("req_field", "req_default").unwrap();
+        let schema = base
+            .to_builder()
+            .default_value(Value::Struct(default))
+            .build()
+            .unwrap();
+        let mut t = smt(Side::Value, &[]).unwrap();
+        let out = t
+            .apply(sink(
+                Some(schema.clone()),
+                Value::Struct(Struct::new(schema).unwrap()),
+            ))
+            .unwrap()
+            .unwrap();
+        let s = out.record.value_schema.as_ref().unwrap();
+        assert_eq!(s.field_count(), 2);
+        assert_eq!(
+            s.field("req_field").unwrap().schema(),
+            &SchemaBuilder::string()
+                .optional()
+                .default_value("req_default")
+                .build()
+                .unwrap()
+        );
+        assert_eq!(
+            s.field("opt_field").unwrap().schema(),
+            &SchemaBuilder::string()
+                .optional()
+                .default_value("child_default")
+                .build()
+                .unwrap()
+        );
+    }
+
+    #[test]
     fn map_field_with_schema_is_an_error() {
         let top = SchemaBuilder::struct_()
             .field(
