@@ -1,0 +1,426 @@
+//! The seed's file demo end to end with the real `connect-standalone`
+//! binary on temporary copies of the shipped configs: lines appended to
+//! test.txt reach test.sink.txt, the topic holds the JsonConverter envelope,
+//! and after `kill -9` and a restart every line still reaches the sink
+//! (at-least-once; duplicates only from the uncommitted window). Once on the
+//! embedded Kafka (no bootstrap.servers), once on `mock-kafka` as an
+//! external broker.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use connect_runtime::kafka::rdkafka::RdKafkaCluster;
+use connect_runtime::kafka::{ClientConfig, ConsumerEvent, KafkaCluster, Subscription};
+
+const DEADLINE: Duration = Duration::from_secs(45);
+
+fn repo_file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(name)
+}
+
+/// Poll `check` until it returns `Some` (45 s deadline).
+fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A running `connect-standalone` whose stderr is collected.
+struct Worker {
+    child: Child,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Worker {
+    fn start(dir: &Path, worker_props: &Path) -> Worker {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_connect-standalone"))
+            .arg(worker_props)
+            .arg(repo_file("config/connect-file-source.properties"))
+            .arg(repo_file("config/connect-file-sink.properties"))
+            .current_dir(dir)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start connect-standalone");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let stderr = child.stderr.take().expect("piped stderr");
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        Worker { child, log }
+    }
+
+    /// The first log line containing `marker`, from `marker` to the end.
+    fn logged(&mut self, marker: &str) -> String {
+        wait_for(&format!("'{marker}' in the worker log"), || {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "worker exited with {status}:\n{}",
+                    self.log.lock().unwrap().join("\n")
+                );
+            }
+            let log = self.log.lock().unwrap();
+            log.iter().find_map(|l| {
+                l.find(marker)
+                    .map(|i| l[i + marker.len()..].trim().to_string())
+            })
+        })
+    }
+
+    fn kill_9(mut self) {
+        self.child.kill().expect("SIGKILL");
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The shipped worker config with test paths, a free REST port, a 1 s
+/// offset flush (instead of 10 s, to keep the test short) and optionally an
+/// external broker.
+fn worker_config(dir: &Path, bootstrap: Option<&str>) -> PathBuf {
+    let shipped =
+        std::fs::read_to_string(repo_file("config/connect-standalone.properties")).unwrap();
+    assert!(shipped.contains("offset.flush.interval.ms=10000"));
+    assert!(
+        !shipped.lines().any(|l| l.starts_with("bootstrap.servers")),
+        "the shipped config uses the embedded Kafka"
+    );
+    let offsets = dir.join("connect.offsets");
+    let mut text: String = shipped
+        .lines()
+        .map(|l| {
+            if l.starts_with("offset.storage.file.filename=") {
+                format!("offset.storage.file.filename={}", offsets.display())
+            } else if l.starts_with("listeners=") {
+                "listeners=http://127.0.0.1:0".to_string()
+            } else if l.starts_with("offset.flush.interval.ms=") {
+                "offset.flush.interval.ms=1000".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    if let Some(b) = bootstrap {
+        // The killed worker's sink stays in the group until its session
+        // times out (45 s by default, as in Kafka); 6 s keeps the test short.
+        text.push_str(&format!(
+            "\nbootstrap.servers={b}\nconsumer.session.timeout.ms=6000\nconsumer.heartbeat.interval.ms=1000\n"
+        ));
+    }
+    let path = dir.join("connect-standalone.properties");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn append(dir: &Path, lines: &[String]) {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("test.txt"))
+        .unwrap();
+    for l in lines {
+        writeln!(f, "{l}").unwrap();
+    }
+}
+
+fn sink_lines(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("test.sink.txt"))
+        .map(|t| t.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+fn wait_for_sink(dir: &Path, expected: &[String]) -> Vec<String> {
+    wait_for("every line in test.sink.txt", || {
+        let got = sink_lines(dir);
+        expected.iter().all(|l| got.contains(l)).then_some(got)
+    })
+}
+
+/// At-least-once: each expected line is there, in order of first
+/// appearance, and repeats come only from `may_repeat`.
+fn assert_at_least_once(got: &[String], expected: &[String], may_repeat: &[String]) {
+    let mut firsts: Vec<&String> = Vec::new();
+    for l in got {
+        if firsts.contains(&l) {
+            assert!(
+                may_repeat.contains(l),
+                "'{l}' delivered twice but it was not in the uncommitted window: {got:?}"
+            );
+        } else {
+            firsts.push(l);
+        }
+    }
+    assert_eq!(
+        firsts,
+        expected.iter().collect::<Vec<_>>(),
+        "lines lost or reordered"
+    );
+}
+
+/// The values on `topic`, read from the start through the Kafka port.
+fn topic_values(bootstrap: &str, topic: &str, at_least: usize) -> Vec<String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut base = ClientConfig::new();
+        base.insert("bootstrap.servers".into(), bootstrap.to_string());
+        let cluster = RdKafkaCluster::new(base);
+        let mut config = ClientConfig::new();
+        config.insert(
+            "group.id".into(),
+            format!("demo-check-{}", std::process::id()),
+        );
+        config.insert("auto.offset.reset".into(), "earliest".into());
+        let mut consumer = cluster.consumer(&config).unwrap();
+        consumer
+            .subscribe(&Subscription::Topics(vec![topic.to_string()]))
+            .unwrap();
+        let mut values = Vec::new();
+        let start = Instant::now();
+        while values.len() < at_least {
+            assert!(start.elapsed() < DEADLINE, "only {values:?} on {topic}");
+            if let Some(ConsumerEvent::Records(records)) =
+                consumer.poll(Duration::from_millis(500)).await.unwrap()
+            {
+                values.extend(
+                    records
+                        .into_iter()
+                        .filter_map(|r| r.value)
+                        .map(|v| String::from_utf8_lossy(&v).into_owned()),
+                );
+            }
+        }
+        let _ = consumer.close().await;
+        values
+    })
+}
+
+/// A blocking HTTP/1.1 call like the seed's curl commands: (status, body).
+fn curl(base: &str, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
+    use std::io::Read;
+    let addr = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).expect("connect to the REST API");
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).unwrap();
+    let status = reply
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let payload = reply.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    (
+        status,
+        serde_json::from_str(payload).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+/// The seed's REST calls against the running worker.
+fn seed_rest_calls(rest: &str, dir: &Path) {
+    let (status, names) = curl(rest, "GET", "/connectors", "");
+    assert_eq!(
+        (status, names),
+        (
+            200,
+            serde_json::json!(["local-file-sink", "local-file-source"])
+        )
+    );
+    let (status, root) = curl(rest, "GET", "/", "");
+    assert_eq!(status, 200);
+    assert!(root["version"].is_string());
+    let (_, plugins) = curl(rest, "GET", "/connector-plugins", "");
+    let classes: Vec<&str> = plugins
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["class"].as_str())
+        .collect();
+    assert_eq!(
+        classes,
+        [
+            "org.apache.kafka.connect.file.FileStreamSinkConnector",
+            "org.apache.kafka.connect.file.FileStreamSourceConnector"
+        ]
+    );
+    let (status, s) = curl(rest, "GET", "/connectors/local-file-source/status", "");
+    assert_eq!(
+        (status, s["connector"]["state"].as_str()),
+        (200, Some("RUNNING"))
+    );
+    assert_eq!(s["tasks"][0]["state"], "RUNNING", "{s}");
+    let (status, tasks) = curl(rest, "GET", "/connectors/local-file-source/tasks", "");
+    assert_eq!(
+        (status, tasks[0]["config"]["file"].as_str()),
+        (200, Some("test.txt"))
+    );
+    let (_, config) = curl(rest, "GET", "/connectors/local-file-sink/config", "");
+    assert_eq!(config["topics"], "connect-test");
+
+    std::fs::write(dir.join("demo-file.txt"), "").unwrap();
+    let create = r#"{"name": "file-stream-demo-distributed", "config": {"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector", "key.converter.schemas.enable":"true", "file":"demo-file.txt", "tasks.max":"1", "value.converter.schemas.enable":"true", "name":"file-stream-demo-distributed", "topic":"demo-distributed", "value.converter":"org.apache.kafka.connect.json.JsonConverter", "key.converter":"org.apache.kafka.connect.json.JsonConverter"}}"#;
+    let (status, info) = curl(rest, "POST", "/connectors", create);
+    assert_eq!(status, 201, "{info}");
+    assert_eq!(info["type"], "source");
+    let update = r#"{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector", "key.converter.schemas.enable":"true", "file":"demo-file.txt", "tasks.max":"2", "value.converter.schemas.enable":"true", "name":"file-stream-demo-distributed", "topic":"demo-2-distributed", "value.converter":"org.apache.kafka.connect.json.JsonConverter", "key.converter":"org.apache.kafka.connect.json.JsonConverter"}"#;
+    let (status, info) = curl(
+        rest,
+        "PUT",
+        "/connectors/file-stream-demo-distributed/config",
+        update,
+    );
+    assert_eq!(
+        (status, info["config"]["topic"].as_str()),
+        (200, Some("demo-2-distributed"))
+    );
+    assert_eq!(
+        curl(
+            rest,
+            "PUT",
+            "/connectors/file-stream-demo-distributed/pause",
+            ""
+        )
+        .0,
+        202
+    );
+    assert_eq!(
+        curl(
+            rest,
+            "PUT",
+            "/connectors/file-stream-demo-distributed/resume",
+            ""
+        )
+        .0,
+        202
+    );
+    assert_eq!(
+        curl(
+            rest,
+            "DELETE",
+            "/connectors/file-stream-demo-distributed",
+            ""
+        )
+        .0,
+        204
+    );
+    assert_eq!(
+        curl(rest, "GET", "/connectors/file-stream-demo-distributed", "").0,
+        404
+    );
+}
+
+fn lines(prefix: &str, n: usize) -> Vec<String> {
+    (1..=n).map(|i| format!("{prefix} line {i}")).collect()
+}
+
+/// The demo: start, append, see the sink and the topic, kill -9, append
+/// more, restart, see every line.
+fn demo(external: Option<&str>) {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let props = worker_config(dir, external);
+
+    let mut worker = Worker::start(dir, &props);
+    let bootstrap = match external {
+        Some(b) => b.to_string(),
+        None => worker.logged("bootstrap.servers="),
+    };
+    let rest = worker.logged("REST API listening on ");
+    assert!(rest.starts_with("http://127.0.0.1:"), "{rest}");
+
+    let mut first = vec!["firest line".to_string(), "second line".to_string()];
+    first.extend(lines("before crash", 8));
+    append(dir, &first);
+    let got = wait_for_sink(dir, &first);
+    assert_at_least_once(&got, &first, &[]);
+
+    if external.is_none() {
+        seed_rest_calls(&rest, dir);
+    }
+
+    let values = topic_values(&bootstrap, "connect-test", first.len());
+    assert_eq!(
+        values[0],
+        r#"{"schema":{"type":"string","optional":false},"payload":"firest line"}"#
+    );
+    assert_eq!(
+        values[1],
+        r#"{"schema":{"type":"string","optional":false},"payload":"second line"}"#
+    );
+
+    worker.kill_9();
+    let second = lines("after crash", 10);
+    append(dir, &second);
+    let mut worker = Worker::start(dir, &props);
+    worker.logged("worker started");
+    let all: Vec<String> = first.iter().chain(&second).cloned().collect();
+    let got = wait_for_sink(dir, &all);
+    assert_at_least_once(&got, &all, &first);
+    drop(worker);
+}
+
+#[test]
+fn file_demo_on_the_embedded_kafka() {
+    demo(None);
+}
+
+#[test]
+fn file_demo_on_mock_kafka_as_external_broker() {
+    // The `mock-kafka` binary when it was built next to connect-standalone,
+    // else the same mock cluster started in this process.
+    let exe = Path::new(env!("CARGO_BIN_EXE_connect-standalone"))
+        .with_file_name(format!("mock-kafka{}", std::env::consts::EXE_SUFFIX));
+    if exe.exists() {
+        let mut child = Command::new(&exe)
+            .args(["--topic", "connect-test:1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start mock-kafka");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let bootstrap = line
+            .trim()
+            .strip_prefix("bootstrap.servers=")
+            .map(str::to_string);
+        let result = std::panic::catch_unwind(|| {
+            demo(Some(bootstrap.as_deref().expect("bootstrap.servers line")))
+        });
+        let _ = child.kill();
+        let _ = child.wait();
+        if let Err(p) = result {
+            std::panic::resume_unwind(p);
+        }
+    } else {
+        let kafka =
+            connect_runtime::kafka::rdkafka::MockKafka::start(1, &[("connect-test", 1)]).unwrap();
+        demo(Some(kafka.bootstrap_servers()));
+    }
+}
