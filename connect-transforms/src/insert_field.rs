@@ -144,51 +144,44 @@ impl Settings {
         builder.build()
     }
 
-    /// The values to insert, in field order; `timestamp_logical` picks the
-    /// Timestamp logical value (with schema) or a plain Long (schemaless).
-    fn values<'a, R: ConnectRecord>(
-        &'a self,
+    /// Hand each configured field and its value to `insert`, in field
+    /// order; `timestamp_logical` picks the Timestamp logical value (with
+    /// schema) or a plain Long (schemaless). Values are built only for the
+    /// configured fields.
+    fn each_value<R: ConnectRecord>(
+        &self,
         record: &R,
         timestamp_logical: bool,
-    ) -> Result<impl Iterator<Item = (&'a Insertion, Value)> + 'a> {
+        mut insert: impl FnMut(&Insertion, Value) -> Result<()>,
+    ) -> Result<()> {
         let r = record.record();
-        let offset = match &self.offset {
-            Some(_) => match record.kafka_offset() {
-                Some(o) => Value::Int64(o),
-                None => {
-                    return Err(ConnectError::data(format!(
-                        "Only SinkRecord supported for [{PURPOSE}], found: {}",
-                        short_type_name::<R>()
-                    )))
-                }
-            },
-            None => Value::Null,
-        };
-        let topic = self
-            .topic
-            .as_ref()
-            .map(|_| Value::String(r.topic.to_string()))
-            .unwrap_or_default();
-        let timestamp = match r.timestamp {
-            Some(t) if timestamp_logical => Value::Timestamp(t),
-            Some(t) => Value::Int64(t),
-            None => Value::Null,
-        };
-        let static_value = self
-            .static_field
-            .as_ref()
-            .map(|_| Value::String(self.static_value.clone()))
-            .unwrap_or_default();
-        let all = [
-            (&self.topic, topic),
-            (&self.partition, Value::from(r.kafka_partition)),
-            (&self.offset, offset),
-            (&self.timestamp, timestamp),
-            (&self.static_field, static_value),
-        ];
-        Ok(all
-            .into_iter()
-            .filter_map(|(spec, v)| spec.as_ref().map(|s| (s, v))))
+        if let Some(spec) = &self.topic {
+            insert(spec, Value::String(r.topic.to_string()))?;
+        }
+        if let Some(spec) = &self.partition {
+            insert(spec, Value::from(r.kafka_partition))?;
+        }
+        if let Some(spec) = &self.offset {
+            let offset = record.kafka_offset().ok_or_else(|| {
+                ConnectError::data(format!(
+                    "Only SinkRecord supported for [{PURPOSE}], found: {}",
+                    short_type_name::<R>()
+                ))
+            })?;
+            insert(spec, Value::Int64(offset))?;
+        }
+        if let Some(spec) = &self.timestamp {
+            let v = match r.timestamp {
+                Some(t) if timestamp_logical => Value::Timestamp(t),
+                Some(t) => Value::Int64(t),
+                None => Value::Null,
+            };
+            insert(spec, v)?;
+        }
+        if let Some(spec) = &self.static_field {
+            insert(spec, Value::String(self.static_value.clone()))?;
+        }
+        Ok(())
     }
 }
 
@@ -269,26 +262,30 @@ impl InsertField {
             out.put_at_unchecked(field.index(), v);
         }
         let first = input.field_count();
-        for (index, (spec, v)) in (first..).zip(settings.values(record, true)?) {
+        let mut next = first;
+        settings.each_value(record, true, |spec, v| {
             if v.is_null() && !spec.optional {
                 return Err(ConnectError::data_at(
                     spec.name.as_str(),
                     "the field is configured as required (`!`) but the record has no value for it",
                 ));
             }
-            out.put_at_unchecked(index, v);
-        }
+            out.put_at_unchecked(next, v);
+            next += 1;
+            Ok(())
+        })?;
         Ok((output, Value::Struct(out)))
     }
 
     fn apply_map<R: ConnectRecord>(&self, record: &R, value: Value) -> Result<Value> {
         let mut entries = into_map(value, PURPOSE)?;
-        for (spec, v) in self.settings.values(record, false)? {
+        self.settings.each_value(record, false, |spec, v| {
             // Kafka skips a missing partition or timestamp in schemaless maps.
             if !v.is_null() {
                 map_put(&mut entries, &spec.name, v);
             }
-        }
+            Ok(())
+        })?;
         Ok(Value::Map(entries))
     }
 }
