@@ -231,3 +231,35 @@ async fn crash_and_restart_over_the_wire_loses_nothing() {
     }
     w.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_topic_store_over_the_wire() {
+    use connect_runtime::offsets::{KafkaOffsetStore, OffsetStore};
+    // The mock cluster cannot create topics: pre-create it, as a user would.
+    let mock = MockKafka::start(1, &[("connect-offsets", 3)]).expect("mock cluster");
+    let cluster = mock.cluster();
+    let mut partition = connect_api::SourceMap::new();
+    partition.insert("filename".into(), "test.txt".into());
+    let mut offset = connect_api::SourceMap::new();
+    offset.insert("position".into(), 42.into());
+    let client = ConfigMap::new();
+    let open = || {
+        KafkaOffsetStore::open(
+            &cluster,
+            &client,
+            "connect-offsets",
+            3,
+            1,
+            Duration::from_secs(20),
+        )
+    };
+    {
+        let store = open().await.expect("open");
+        store
+            .write("src", vec![(partition.clone(), Some(offset.clone()))])
+            .await
+            .expect("write");
+    }
+    let store = open().await.expect("reopen");
+    assert_eq!(store.get("src", &partition), Some(offset));
+}

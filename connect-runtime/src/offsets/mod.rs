@@ -10,6 +10,7 @@
 
 mod file;
 mod memory;
+mod topic;
 
 use std::collections::BTreeMap;
 
@@ -18,6 +19,7 @@ use connect_api::{Result, SourceMap};
 
 pub use file::FileOffsetStore;
 pub use memory::MemoryOffsetStore;
+pub use topic::{KafkaOffsetStore, DEFAULT_PARTITIONS as DEFAULT_OFFSET_TOPIC_PARTITIONS};
 
 /// One offset change: a source partition and its new offset (`None` removes
 /// the stored offset, as a null value does in Kafka).
