@@ -538,3 +538,82 @@ async fn backpressure_bounds_what_is_held_with_a_slow_broker() {
     }
     w.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_only_failed_tasks_recovers_without_loss() {
+    let s = setup();
+    s.kafka.fail_next_produce(1, FaultKind::Fatal);
+    let w = worker(&s);
+    w.create_connector(
+        "src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "8"),
+            ("topic", "out"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("task FAILED", || {
+        futures::executor::block_on(w.connector_status("src"))
+            .map(|st| st.tasks[0].state.state == "FAILED")
+            .unwrap_or(false)
+    })
+    .await;
+    w.restart_connector("src", true, true).await.unwrap();
+    eventually("every record after the restart", || {
+        let values = topic_values(&s.kafka, "out");
+        (0..8).all(|n| {
+            values
+                .iter()
+                .any(|v| v.contains(&format!(r#""payload":"v{n}""#)))
+        })
+    })
+    .await;
+    let status = w.connector_status("src").await.unwrap();
+    assert_eq!(status.tasks[0].state.state, "RUNNING");
+    assert_eq!(status.connector.state, "RUNNING");
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_commits_and_resume_continues_from_the_stored_offset() {
+    let s = setup();
+    let w = worker(&s);
+    w.create_connector(
+        "src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "6"),
+            ("topic", "out"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("records produced", || s.kafka.records("out", 0).len() == 6).await;
+    w.stop("src").await.unwrap();
+    // A graceful stop flushes and commits: no waiting for the flush interval.
+    assert_eq!(stored(&s.store, "src"), Some(5));
+    let status = w.connector_status("src").await.unwrap();
+    assert_eq!(status.connector.state, "STOPPED");
+    assert!(status.tasks.is_empty());
+    assert!(w.connector_info("src").await.unwrap().tasks.is_empty());
+    w.resume("src").await.unwrap();
+    eventually("running again", || {
+        futures::executor::block_on(w.connector_status("src"))
+            .map(|st| st.tasks.first().is_some_and(|t| t.state.state == "RUNNING"))
+            .unwrap_or(false)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        s.kafka.records("out", 0).len(),
+        6,
+        "resumed after the stored offset"
+    );
+    w.delete_connector("src").await.unwrap();
+    assert!(w.connector_status("src").await.is_err());
+    w.shutdown().await;
+}
