@@ -39,8 +39,8 @@ use connect_api::{
 };
 
 use crate::replace_field::{
-    copy_schema_basics, fill_defaults, into_map, into_struct, replace_null_with_default_key,
-    same_or_new, struct_builder_like, REPLACE_NULL_WITH_DEFAULT,
+    copy_schema_basics, fill_defaults, into_map, into_struct, or_default,
+    replace_null_with_default_key, same_or_new, struct_builder_like, REPLACE_NULL_WITH_DEFAULT,
 };
 use crate::util::{SchemaCache, Side};
 
@@ -471,10 +471,7 @@ impl Cast {
         let (input, values) = s.into_parts();
         let mut out = Struct::new(output.clone())?;
         for ((from, to), v) in input.field_list().zip(output.field_list()).zip(values) {
-            let v = match v {
-                Value::Null if rnwd => from.schema().default_value().cloned().unwrap_or_default(),
-                v => v,
-            };
+            let v = or_default(v, from, rnwd);
             // Fields not cast share their schema with the input.
             let v = if from.schema() == to.schema() {
                 v

@@ -28,7 +28,7 @@ use connect_api::{
 };
 
 use crate::replace_field::{
-    into_map, into_struct, map_put, replace_null_with_default_key, struct_builder_like,
+    into_map, into_struct, map_put, or_default, replace_null_with_default_key, struct_builder_like,
     REPLACE_NULL_WITH_DEFAULT,
 };
 use crate::util::{SchemaCache, Side};
@@ -253,16 +253,10 @@ impl InsertField {
             .get_or_try_insert(&input, |s| settings.derive(s))?;
         let mut out = Struct::new(output.clone())?;
         for (field, v) in input.field_list().zip(values) {
-            let v = match v {
-                Value::Null if settings.replace_null_with_default => {
-                    field.schema().default_value().cloned().unwrap_or_default()
-                }
-                v => v,
-            };
+            let v = or_default(v, field, settings.replace_null_with_default);
             out.put_at_unchecked(field.index(), v);
         }
-        let first = input.field_count();
-        let mut next = first;
+        let mut next = input.field_count();
         settings.each_value(record, true, |spec, v| {
             if v.is_null() && !spec.optional {
                 return Err(ConnectError::data_at(

@@ -372,18 +372,23 @@ pub(crate) fn builder_like(source: &Schema) -> SchemaBuilder {
     copy_schema_basics(source, builder)
 }
 
-/// Move the value of `field` out of `values` (a struct's raw values); a null
-/// reads as the field's default when `with_default` is set (Kafka's
-/// `Struct.get` versus `getWithoutDefault`).
+/// `value` of `field`, with a null read as the field's default when
+/// `with_default` is set (Kafka's `Struct.get` versus `getWithoutDefault`).
+pub(crate) fn or_default(value: Value, field: &Field, with_default: bool) -> Value {
+    match value {
+        Value::Null if with_default => field.schema().default_value().cloned().unwrap_or_default(),
+        v => v,
+    }
+}
+
+/// Move the value of `field` out of `values` (a struct's raw values), read
+/// as [`or_default`] does.
 pub(crate) fn take_field(values: &mut [Value], field: &Field, with_default: bool) -> Value {
     let v = values
         .get_mut(field.index())
         .map(std::mem::take)
         .unwrap_or_default();
-    match (v, with_default) {
-        (Value::Null, true) => field.schema().default_value().cloned().unwrap_or_default(),
-        (v, _) => v,
-    }
+    or_default(v, field, with_default)
 }
 
 /// Replace, in place, each null field of `s` that has a default with that
