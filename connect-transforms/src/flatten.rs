@@ -690,23 +690,6 @@ mod tests {
         );
     }
 
-    fn flat_struct() -> impl Strategy<Value = (Schema, Value)> {
-        proptest::collection::btree_map("[a-z]{1,6}", any::<Option<i32>>(), 0..8).prop_map(
-            |fields| {
-                let mut b = SchemaBuilder::struct_().name("p.Flat").version(3);
-                for name in fields.keys() {
-                    b = b.field(name.as_str(), Schema::optional_int32());
-                }
-                let schema = b.build().unwrap();
-                let mut s = Struct::new(schema.clone()).unwrap();
-                for (name, v) in &fields {
-                    s.put(name, Value::from(*v)).unwrap();
-                }
-                (schema, Value::Struct(s))
-            },
-        )
-    }
-
     proptest! {
         #[test]
         fn flat_struct_is_unchanged((schema, value) in flat_struct()) {

@@ -639,6 +639,24 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn inserts_after_the_input_fields_and_keeps_them((schema, value) in flat_struct()) {
+            let mut t = smt(Side::Value, &[("topic.field", "TOPIC!"), ("offset.field", "OFFSET")]).unwrap();
+            let out = t.apply(sink(Some(schema.clone()), value.clone())).unwrap().unwrap();
+            let s = out.record.value_schema.as_ref().unwrap();
+            let n = schema.field_count();
+            proptest::prop_assert_eq!(s.field_count(), n + 2);
+            for (a, b) in schema.field_list().zip(s.field_list()) {
+                proptest::prop_assert_eq!(a, b);
+            }
+            let v = out.record.value.as_struct().unwrap();
+            proptest::prop_assert_eq!(&v.values()[..n], value.as_struct().unwrap().values());
+            proptest::prop_assert_eq!(&v.values()[n..], &[Value::from("test"), Value::Int64(42)][..]);
+            v.validate().unwrap();
+        }
+    }
+
     #[test]
     fn every_key_is_documented() {
         let def = Transformation::<SinkRecord>::config_def(&InsertField::new(Side::Value));

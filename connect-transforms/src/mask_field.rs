@@ -620,6 +620,26 @@ mod tests {
         assert!(def.keys().iter().all(|k| !k.documentation.is_empty()));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn masking_every_field_zeroes_values_and_keeps_nulls(
+            (schema, value) in flat_struct()
+        ) {
+            let names: Vec<&str> = schema.field_list().map(|f| f.name()).collect();
+            if names.is_empty() {
+                return Ok(());
+            }
+            let mut t = smt(Side::Value, &[("fields", &names.join(","))]).unwrap();
+            let out = t.apply(sink(Some(schema.clone()), value.clone())).unwrap().unwrap();
+            proptest::prop_assert_eq!(out.record.value_schema.as_ref(), Some(&schema));
+            let (before, after) = (value.as_struct().unwrap(), out.record.value.as_struct().unwrap());
+            for (old, new) in before.values().iter().zip(after.values()) {
+                let want = if old.is_null() { Value::Null } else { Value::Int64(0) };
+                proptest::prop_assert_eq!(new, &want);
+            }
+        }
+    }
+
     #[test]
     fn java_float_grammar() {
         assert_eq!(java_float_text(" 1.5f "), "1.5");

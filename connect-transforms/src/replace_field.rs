@@ -448,7 +448,10 @@ pub(crate) fn map_put(entries: &mut Vec<(Value, Value)>, key: &str, value: Value
 pub(crate) mod test_support {
     //! Record and config builders for the SMT tests.
 
-    use connect_api::{ConfigMap, Record, Schema, SinkRecord, SourceMap, SourceRecord, Value};
+    use connect_api::{
+        ConfigMap, Record, Schema, SchemaBuilder, SinkRecord, SourceMap, SourceRecord, Struct,
+        Value,
+    };
 
     /// A config map from pairs.
     pub(crate) fn props(pairs: &[(&str, &str)]) -> ConfigMap {
@@ -476,6 +479,26 @@ pub(crate) mod test_support {
             Record::new("test", Some(Schema::string()), Value::from("v")).with_key(schema, key),
             3,
             42,
+        )
+    }
+
+    /// Flat structs of optional INT64 fields (some null), with a named,
+    /// versioned schema.
+    pub(crate) fn flat_struct() -> impl proptest::strategy::Strategy<Value = (Schema, Value)> {
+        use proptest::prelude::*;
+        proptest::collection::btree_map("[a-z]{1,6}", any::<Option<i64>>(), 0..8).prop_map(
+            |fields| {
+                let mut b = SchemaBuilder::struct_().name("p.Flat").version(3);
+                for name in fields.keys() {
+                    b = b.field(name.as_str(), Schema::optional_int64());
+                }
+                let schema = b.build().unwrap();
+                let mut s = Struct::new(schema.clone()).unwrap();
+                for (name, v) in &fields {
+                    s.put(name, Value::from(*v)).unwrap();
+                }
+                (schema, Value::Struct(s))
+            },
         )
     }
 
@@ -755,23 +778,6 @@ mod tests {
         ] {
             assert!(!def.key(key).unwrap().documentation.is_empty(), "{key}");
         }
-    }
-
-    fn flat_struct() -> impl Strategy<Value = (Schema, Value)> {
-        proptest::collection::btree_map("[a-z]{1,6}", any::<Option<i64>>(), 0..8).prop_map(
-            |fields| {
-                let mut b = SchemaBuilder::struct_().name("p.S");
-                for name in fields.keys() {
-                    b = b.field(name.as_str(), Schema::optional_int64());
-                }
-                let schema = b.build().unwrap();
-                let mut s = Struct::new(schema.clone()).unwrap();
-                for (name, v) in &fields {
-                    s.put(name, Value::from(*v)).unwrap();
-                }
-                (schema, Value::Struct(s))
-            },
-        )
     }
 
     proptest! {
