@@ -6,6 +6,7 @@ use axum::Json;
 use bytes::Bytes;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigType};
 use connect_api::connector::ConnectorType;
+use connect_api::SourceRecord;
 use serde_json::{json, Map, Value};
 
 use super::connectors::{parse_json, query_bool};
@@ -103,13 +104,26 @@ fn loose_definition(name: &str) -> Value {
     })
 }
 
+/// The plugin's own keys: a connector's, or (KIP-769) a transform's,
+/// predicate's, converter's or header converter's.
 pub(super) async fn config(
     State(state): State<Shared>,
     Path(name): Path<String>,
 ) -> Result<Json<Vec<Value>>, ApiError> {
-    let plugin = plugin(&state, &name)?;
-    // Kafka lists the plugin's own keys here.
-    let def = plugin.create().as_connector_ref().config_def();
+    let plugins = state.worker.plugins();
+    let def = if let Ok(p) = plugins.connector(&name) {
+        p.create().as_connector_ref().config_def()
+    } else if let Some((_, t)) = plugins.transforms().create_transform::<SourceRecord>(&name) {
+        t.config_def()
+    } else if let Some((_, p)) = plugins.transforms().create_predicate::<SourceRecord>(&name) {
+        p.config_def()
+    } else if let Ok(c) = plugins.converters().create_converter(&name) {
+        c.config_def()
+    } else if let Ok(c) = plugins.converters().create_header_converter(&name) {
+        c.config_def()
+    } else {
+        return Err(ApiError::not_found(format!("Unknown plugin {name}.")));
+    };
     Ok(Json(def.keys().iter().map(definition).collect()))
 }
 

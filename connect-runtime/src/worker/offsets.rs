@@ -120,10 +120,13 @@ impl Worker {
         }
         let reset = changes.is_none();
         let config = self.resolved(&entry.config)?;
-        let plugin = self
-            .inner
-            .plugins
-            .connector(&entry.config["connector.class"])?;
+        let class = entry.config.get("connector.class").ok_or_else(|| {
+            ConnectError::config(
+                "connector.class",
+                "the stored config has no connector.class",
+            )
+        })?;
+        let plugin = self.inner.plugins.connector(class)?;
         let acknowledged = match plugin.create() {
             AnyConnector::Source(mut connector) => {
                 let entries = match changes {
