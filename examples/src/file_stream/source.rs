@@ -246,8 +246,10 @@ impl SourceConnector for FileStreamSourceConnector {
 /// On start it resumes from the stored position. If the file is shorter than
 /// that position (it was truncated or replaced), it logs a warning and reads
 /// from the start; the same happens when the file shrinks while tailed. A
-/// file that does not exist yet is waited for. A file renamed away (log
-/// rotation) is not followed: the task keeps reading the old one.
+/// file that does not exist yet is waited for. A file renamed away or
+/// deleted (log rotation) is not followed: the task keeps its handle on the
+/// old one until it is restarted. With no new data, `poll` waits up to half
+/// a second before returning an empty batch, which bounds the added latency.
 ///
 /// Without a file it reads standard input, with empty source partition and
 /// offset (Kafka's null ones): nothing to resume from. Tokio reads stdin on
