@@ -138,6 +138,9 @@ impl OffsetStore for FileOffsetStore {
     }
 
     async fn write(&self, connector: &str, entries: Vec<OffsetEntry>) -> Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
         let mut table = self.table.lock().await;
         let mut next = table.clone();
         next.apply(connector, entries);

@@ -785,9 +785,12 @@ impl WorkerSourceTask {
         self.process_acks().await?;
         let committable = self.tracker.committable();
         if !committable.is_empty() {
+            // Records without a source partition (stdin, Kafka's null
+            // partition) have no position to store.
             let entries = committable
                 .offsets
                 .into_iter()
+                .filter(|(p, _)| !p.is_empty())
                 .map(|(p, o)| (p, Some(o)))
                 .collect();
             let write = self.store.write(&self.settings.id.connector, entries);
