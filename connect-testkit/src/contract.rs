@@ -33,6 +33,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use connect_api::logical;
 use connect_api::transform::Transformation;
+use connect_api::Type;
 use connect_api::{
     ConfigMap, ConnectError, ErrorKind, Header, Headers, Record, Schema, SchemaBuilder, SinkRecord,
     SourceRecord, Struct, Value,
@@ -251,6 +252,36 @@ fn is_probe(h: &Header) -> bool {
     h.key().starts_with("testkit.")
 }
 
+/// `schema` made optional (`to_builder` cannot: optionality is already set).
+fn optional_copy(schema: &Schema) -> Option<Schema> {
+    if schema.is_optional() {
+        return Some(schema.clone());
+    }
+    let mut b = match schema.ty() {
+        Type::Array => SchemaBuilder::array(schema.value_schema()?.clone()),
+        Type::Map => {
+            SchemaBuilder::map(schema.key_schema()?.clone(), schema.value_schema()?.clone())
+        }
+        ty => SchemaBuilder::new(ty),
+    };
+    for f in schema.field_list() {
+        b = b.field(f.name(), f.schema().clone());
+    }
+    if let Some(n) = schema.name() {
+        b = b.name(n);
+    }
+    if let Some(v) = schema.version() {
+        b = b.version(v);
+    }
+    if let Some(d) = schema.doc() {
+        b = b.doc(d);
+    }
+    for (k, v) in schema.parameters().into_iter().flatten() {
+        b = b.parameter(k.clone(), v.clone());
+    }
+    b.optional().build().ok()
+}
+
 /// Run `f`, turning a panic into an error message.
 fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
@@ -300,12 +331,12 @@ impl<R: TestRecord> Checker<'_, R> {
         }
     }
 
-    fn apply(&mut self, record: Record) -> Option<Result<Option<R>, ConnectError>> {
+    fn apply(&mut self, record: Record, what: &str) -> Option<Result<Option<R>, ConnectError>> {
         let mut t = self.configured()?;
         match guarded(|| t.apply(R::from_record(record, 0))) {
             Ok(r) => Some(r),
             Err(p) => {
-                self.violation("apply", format!("apply {p}"));
+                self.violation("apply", format!("{what}: apply {p}"));
                 None
             }
         }
@@ -371,7 +402,7 @@ impl<R: TestRecord> Checker<'_, R> {
                 "no value schema"
             }
         );
-        let Some(result) = self.apply(input.clone()) else {
+        let Some(result) = self.apply(input.clone(), &shown) else {
             return;
         };
         let expected = self.contract.tombstones;
@@ -405,7 +436,7 @@ impl<R: TestRecord> Checker<'_, R> {
         for h in probe_headers() {
             input.headers.push(h);
         }
-        let Some(result) = self.apply(input) else {
+        let Some(result) = self.apply(input, what) else {
             return;
         };
         match result {
@@ -440,7 +471,7 @@ impl<R: TestRecord> Checker<'_, R> {
         let input = self.contract.schemaless_sample.clone();
         match self.contract.schemaless {
             Schemaless::Handled => self.headers(input, "schemaless sample"),
-            Schemaless::Rejected => match self.apply(input) {
+            Schemaless::Rejected => match self.apply(input, "schemaless sample") {
                 None => {}
                 Some(Err(e)) if is_data(&e) => {}
                 Some(Err(e)) => self.violation(
@@ -470,7 +501,7 @@ impl<R: TestRecord> Checker<'_, R> {
             .sample
             .value_schema
             .as_ref()
-            .and_then(|s| s.to_builder().optional().build().ok());
+            .and_then(optional_copy);
         if optional.is_some() {
             self.tombstone(optional);
         }

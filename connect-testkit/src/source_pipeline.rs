@@ -188,7 +188,14 @@ impl SourcePipeline {
     fn spawn(&mut self) -> Result<()> {
         let config = &self.config;
         let parts = task_parts(config, &self.converters)?;
-        let def = connect_runtime::worker::source_connector_def().parse(config)?;
+        // The connector-level keys are required by the definition but
+        // mean nothing to one task run here.
+        let mut full = config.clone();
+        full.entry("name".into())
+            .or_insert_with(|| self.runner.name.clone());
+        full.entry("connector.class".into())
+            .or_insert_with(|| "testkit".into());
+        let def = connect_runtime::worker::source_connector_def().parse(&full)?;
         let settings = SourceTaskSettings {
             id: self.runner.id(),
             flush_interval: self.flush_interval,
