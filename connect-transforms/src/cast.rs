@@ -330,8 +330,10 @@ fn cast_to_string(value: Value) -> String {
     match value {
         Value::String(s) => s,
         Value::Bytes(b) => base64::engine::general_purpose::STANDARD.encode(&b),
-        Value::Float32(f) => java_float_string(f64::from(f), &format!("{f:e}")),
-        Value::Float64(f) => java_float_string(f, &format!("{f:e}")),
+        Value::Float32(f) => {
+            java_float_string(f64::from(f), &format!("{f:e}"), || format!("{f:.1e}"))
+        }
+        Value::Float64(f) => java_float_string(f, &format!("{f:e}"), || format!("{f:.1e}")),
         Value::Date(d) => date_format_for(i64::from(d) * MILLIS_PER_DAY),
         Value::Time(t) => date_format_for(i64::from(t)),
         Value::Timestamp(t) => date_format_for(t),
@@ -354,8 +356,11 @@ fn date_format_for(millis: i64) -> String {
 
 /// Java's `Double.toString` / `Float.toString` layout, given the shortest
 /// round-trip digits in Rust's `{:e}` form (`1.5e-7`): plain notation for
-/// magnitudes in [1e-3, 1e7), else `d.dddE<exp>`.
-fn java_float_string(v: f64, sci: &str) -> String {
+/// magnitudes in [1e-3, 1e7), else `d.dddE<exp>`. Java writes at least two
+/// significant digits in scientific form, choosing the two closest to the
+/// exact value when one would do (`4.9E-324`, not `5.0E-324`): `two_digits`
+/// gives them (`{:.1e}`), asked for only in that rare case.
+fn java_float_string(v: f64, sci: &str, two_digits: impl FnOnce() -> String) -> String {
     if v.is_nan() {
         return "NaN".to_string();
     }
@@ -374,8 +379,10 @@ fn java_float_string(v: f64, sci: &str) -> String {
     }
     let abs = v.abs();
     if !(1e-3..1e7).contains(&abs) {
-        let rest = if digits.len() > 1 { &digits[1..] } else { "0" };
-        return format!("{sign}{}.{rest}E{exp}", &digits[..1]);
+        if digits.len() == 1 {
+            return java_float_string_two_digits(sign, &two_digits());
+        }
+        return format!("{sign}{}.{}E{exp}", &digits[..1], &digits[1..]);
     }
     if exp < 0 {
         let zeros = "0".repeat((-exp - 1) as usize);
@@ -387,6 +394,13 @@ fn java_float_string(v: f64, sci: &str) -> String {
     } else {
         format!("{sign}{}.{}", &digits[..point], &digits[point..])
     }
+}
+
+/// `d.dE<exp>` from Rust's `{:.1e}` rendering (`4.9e-324`).
+fn java_float_string_two_digits(sign: &str, two: &str) -> String {
+    let (mantissa, exp) = two.split_once('e').unwrap_or((two, "0"));
+    let mantissa = mantissa.trim_start_matches('-');
+    format!("{sign}{mantissa}E{exp}")
 }
 
 /// The low 64 bits of a decimal's integer part (Java's
@@ -715,6 +729,11 @@ mod tests {
             (Value::Float32(0.1), "0.1"),
             (Value::Float32(3e10), "3.0E10"),
             (Value::Float64(-0.0), "-0.0"),
+            (Value::Float64(f64::from_bits(1)), "4.9E-324"),
+            (Value::Float32(f32::from_bits(1)), "1.4E-45"),
+            (Value::Float32(f32::from_bits(2)), "2.8E-45"),
+            (Value::Float64(1e23), "1.0E23"),
+            (Value::Float64(-2e-5), "-2.0E-5"),
             (Value::Bytes(vec![1, 2, 3].into()), "AQID"),
         ];
         for (v, want) in cases {
