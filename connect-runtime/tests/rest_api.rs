@@ -655,6 +655,36 @@ async fn create_rejects_bad_requests_without_side_effects() {
 }
 
 #[tokio::test]
+async fn initial_state_kip_980() {
+    let f = Fixture::start().await;
+    for (name, state, expected, tasks) in [
+        ("p", "PAUSED", "PAUSED", Some("PAUSED")),
+        ("s", "STOPPED", "STOPPED", None),
+        ("r", "RUNNING", "RUNNING", Some("RUNNING")),
+    ] {
+        let body = json!({"name": name, "config": {"connector.class": "CounterSource", "topic": name}, "initial_state": state});
+        let r = f.call("POST", "/connectors", Some(&body.to_string())).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        f.wait_state(name, expected, tasks).await;
+    }
+    assert_eq!(
+        f.produced("p"),
+        0,
+        "a connector created PAUSED produces nothing"
+    );
+    assert_eq!(
+        f.call("PUT", "/connectors/s/resume", None).await.status,
+        202
+    );
+    f.wait_state("s", "RUNNING", Some("RUNNING")).await;
+    eventually("the resumed connector to produce", || async {
+        f.produced("s") > 0
+    })
+    .await;
+    f.stop().await;
+}
+
+#[tokio::test]
 async fn read_endpoints_shapes_and_not_found() {
     let f = Fixture::start().await;
     f.create_source("src", "numbers").await;
