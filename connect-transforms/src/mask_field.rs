@@ -23,7 +23,9 @@
 use connect_api::config::validators::Lambda;
 use connect_api::config::{ConfigKey, ConfigType, ConfigValue, Importance};
 use connect_api::transform::Transformation;
-use connect_api::{ConfigDef, ConfigMap, ConnectError, ConnectRecord, Decimal, Result, Value};
+use connect_api::{
+    values, ConfigDef, ConfigMap, ConnectError, ConnectRecord, Decimal, Result, Value,
+};
 
 use crate::replace_field::{
     fill_defaults, into_map, into_struct, replace_null_with_default_key, REPLACE_NULL_WITH_DEFAULT,
@@ -66,71 +68,86 @@ pub struct MaskField {
     replace_null_with_default: bool,
 }
 
-/// The replacement text, parsed once into every type it can stand for.
+/// The replacement text, converted once into every type it can stand for.
+///
+/// Numbers follow Kafka's `Values.convertTo*` (what MaskField uses): numeric
+/// text of any form, truncated toward zero for integer fields, and an error
+/// when it does not parse or does not fit. Decimals parse as
+/// `new BigDecimal(text)`.
 #[derive(Debug)]
 struct Replacement {
-    text: String,
-    int: Option<i64>,
-    float64: Option<f64>,
+    text: Value,
+    int8: Option<i8>,
+    int16: Option<i16>,
+    int32: Option<i32>,
+    int64: Option<i64>,
     float32: Option<f32>,
+    float64: Option<f64>,
     decimal: Option<Decimal>,
 }
 
 impl Replacement {
     fn new(text: &str) -> Replacement {
-        let float_text = java_float_text(text);
+        let v = Value::String(text.to_string());
         Replacement {
-            text: text.to_string(),
-            int: text.parse().ok(),
-            float64: float_text.parse().ok(),
-            float32: float_text.parse().ok(),
+            int8: values::convert_to_int8(None, &v).ok().flatten(),
+            int16: values::convert_to_int16(None, &v).ok().flatten(),
+            int32: values::convert_to_int32(None, &v).ok().flatten(),
+            int64: values::convert_to_int64(None, &v).ok().flatten(),
+            float32: values::convert_to_float32(None, &v).ok().flatten(),
+            float64: values::convert_to_float64(None, &v).ok().flatten(),
             decimal: text.parse().ok(),
+            text: v,
         }
     }
 
-    fn not_a_number(&self) -> ConnectError {
-        ConnectError::data(format!(
-            "Unable to convert {} (String) to number",
-            self.text
-        ))
-    }
-
-    fn int<T: TryFrom<i64>>(&self) -> Result<T> {
-        self.int
-            .and_then(|i| T::try_from(i).ok())
-            .ok_or_else(|| self.not_a_number())
+    /// The converted value, or the converter's own error (computed again:
+    /// failures are rare and errors are not cloneable).
+    fn converted<T>(
+        &self,
+        parsed: Option<T>,
+        wrap: fn(T) -> Value,
+        convert: fn(Option<&connect_api::Schema>, &Value) -> Result<Option<T>>,
+    ) -> Result<Value> {
+        match parsed {
+            Some(v) => Ok(wrap(v)),
+            None => Err(match convert(None, &self.text) {
+                Err(e) => e,
+                Ok(_) => ConnectError::data(format!(
+                    "Unable to convert {} (String) to number",
+                    self.text
+                )),
+            }),
+        }
     }
 
     fn for_value(&self, value: &Value) -> Result<Value> {
-        Ok(match value {
-            Value::Int8(_) => Value::Int8(self.int()?),
-            Value::Int16(_) => Value::Int16(self.int()?),
-            Value::Int32(_) => Value::Int32(self.int()?),
-            Value::Int64(_) => Value::Int64(self.int()?),
-            Value::Float32(_) => Value::Float32(self.float32.ok_or_else(|| self.not_a_number())?),
-            Value::Float64(_) => Value::Float64(self.float64.ok_or_else(|| self.not_a_number())?),
-            Value::String(_) => Value::String(self.text.clone()),
+        match value {
+            Value::Int8(_) => self.converted(self.int8, Value::Int8, values::convert_to_int8),
+            Value::Int16(_) => self.converted(self.int16, Value::Int16, values::convert_to_int16),
+            Value::Int32(_) => self.converted(self.int32, Value::Int32, values::convert_to_int32),
+            Value::Int64(_) => self.converted(self.int64, Value::Int64, values::convert_to_int64),
+            Value::Float32(_) => {
+                self.converted(self.float32, Value::Float32, values::convert_to_float32)
+            }
+            Value::Float64(_) => {
+                self.converted(self.float64, Value::Float64, values::convert_to_float64)
+            }
+            Value::String(_) => Ok(self.text.clone()),
             Value::Decimal(d) => {
-                let parsed = self.decimal.as_ref().ok_or_else(|| self.not_a_number())?;
-                Value::Decimal(rescale(parsed, d.scale())?)
+                let parsed = self.decimal.as_ref().ok_or_else(|| {
+                    ConnectError::data(format!(
+                        "Unable to convert {} (String) to number",
+                        self.text
+                    ))
+                })?;
+                Ok(Value::Decimal(rescale(parsed, d.scale())?))
             }
-            other => {
-                return Err(ConnectError::data(format!(
-                    "Cannot mask value of type {} with custom replacement.",
-                    other.type_name()
-                )))
-            }
-        })
-    }
-}
-
-/// Java's `Float.parseFloat` trims whitespace and accepts a `f`/`d` suffix
-/// and `Infinity`; Rust's parser accepts the rest of the same grammar.
-fn java_float_text(text: &str) -> &str {
-    let t = text.trim();
-    match t.strip_suffix(['f', 'F', 'd', 'D']) {
-        Some(rest) if !rest.is_empty() && !t.eq_ignore_ascii_case("inf") => rest,
-        _ => t,
+            other => Err(ConnectError::data(format!(
+                "Cannot mask value of type {} with custom replacement.",
+                other.type_name()
+            ))),
+        }
     }
 }
 
@@ -495,10 +512,28 @@ mod tests {
     }
 
     #[test]
+    fn numeric_replacements_convert_like_kafka_values() {
+        let mut t = smt(
+            Side::Value,
+            &[("fields", "int,long,float"), ("replacement", "12.9")],
+        )
+        .unwrap();
+        let out = t
+            .apply(sink(Some(schema()), Value::Struct(value())))
+            .unwrap()
+            .unwrap();
+        let v = out.record.value.as_struct().unwrap();
+        assert_eq!(v.get("int").unwrap(), &Value::Int32(12));
+        assert_eq!(v.get("long").unwrap(), &Value::Int64(12));
+        assert_eq!(v.get("float").unwrap(), &Value::Float32(12.9));
+    }
+
+    #[test]
     fn replacement_errors_name_the_field() {
         let cases = [
-            ("int", "abc", "Unable to convert abc (String) to number"),
-            ("byte", "300", "Unable to convert 300 (String) to number"),
+            ("int", "abc", "does not parse as INT32"),
+            ("byte", "300", "out of range"),
+            ("decimal", "abc", "Unable to convert abc (String) to number"),
             (
                 "bool",
                 "x",
@@ -638,13 +673,5 @@ mod tests {
                 proptest::prop_assert_eq!(new, &want);
             }
         }
-    }
-
-    #[test]
-    fn java_float_grammar() {
-        assert_eq!(java_float_text(" 1.5f "), "1.5");
-        assert_eq!(java_float_text("2d"), "2");
-        assert_eq!(java_float_text("Infinity"), "Infinity");
-        assert_eq!("Infinity".parse::<f64>().ok(), Some(f64::INFINITY));
     }
 }
