@@ -162,6 +162,9 @@ struct Config {
 pub struct RegexRouter {
     config: Option<Config>,
     routed: HashMap<Arc<str>, Arc<str>>,
+    /// The last routing: records of one topic share its `Arc`, so a pointer
+    /// comparison skips hashing the topic for runs of the same topic.
+    last: Option<(Arc<str>, Arc<str>)>,
 }
 
 impl RegexRouter {
@@ -171,8 +174,15 @@ impl RegexRouter {
     }
 
     fn route(&mut self, topic: &Arc<str>) -> Result<Arc<str>> {
+        if let Some((from, to)) = &self.last {
+            if Arc::ptr_eq(from, topic) {
+                return Ok(to.clone());
+            }
+        }
         if let Some(t) = self.routed.get(topic) {
-            return Ok(t.clone());
+            let t = t.clone();
+            self.last = Some((topic.clone(), t.clone()));
+            return Ok(t);
         }
         let cfg = self
             .config
@@ -186,6 +196,7 @@ impl RegexRouter {
             self.routed.clear();
         }
         self.routed.insert(topic.clone(), routed.clone());
+        self.last = Some((topic.clone(), routed.clone()));
         Ok(routed)
     }
 }
@@ -221,6 +232,7 @@ impl<R: ConnectRecord> Transformation<R> for RegexRouter {
                 .map_err(|e| ConnectError::config(REPLACEMENT, e))?;
         self.config = Some(Config { regex, replacement });
         self.routed.clear();
+        self.last = None;
         Ok(())
     }
 
