@@ -177,7 +177,10 @@ impl ConnectError {
 impl fmt::Display for ConnectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            ErrorKind::Config { key } => {
+            // A message that already names its key (ConfigDef's "Invalid value
+            // x for configuration k: ..." / "Missing required configuration
+            // \"k\"") is shown as is, not prefixed a second time.
+            ErrorKind::Config { key } if !self.message.contains(key.as_str()) => {
                 write!(f, "Invalid value for configuration {key}: {}", self.message)
             }
             ErrorKind::Data { path } if !path.is_empty() => write!(f, "{path}: {}", self.message),
@@ -222,6 +225,18 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "Invalid value for configuration batch.size: must be at least 1"
+        );
+    }
+
+    #[test]
+    fn config_messages_naming_their_key_are_not_prefixed_twice() {
+        let e = ConnectError::config(
+            "topic",
+            "Missing required configuration \"topic\" which has no default value.",
+        );
+        assert_eq!(
+            e.to_string(),
+            "Missing required configuration \"topic\" which has no default value."
         );
     }
 

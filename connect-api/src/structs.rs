@@ -68,6 +68,24 @@ impl Struct {
         Ok(Struct { schema, values })
     }
 
+    /// A struct from its schema and its raw values in field order, without
+    /// validating the values (transforms that build a struct from values
+    /// already checked against the same field schemas use this to avoid a
+    /// second pass). [`validate`](Struct::validate) still catches a mismatch.
+    pub fn from_parts(schema: Schema, values: Vec<Value>) -> Result<Struct> {
+        if schema.ty() != Type::Struct {
+            return Err(ConnectError::data(format!("Not a struct schema: {schema}")));
+        }
+        if values.len() != schema.field_count() {
+            return Err(ConnectError::data(format!(
+                "{schema} has {} fields, got {} values",
+                schema.field_count(),
+                values.len()
+            )));
+        }
+        Ok(Struct { schema, values })
+    }
+
     /// The struct's schema.
     pub fn schema(&self) -> &Schema {
         &self.schema

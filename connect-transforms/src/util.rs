@@ -79,6 +79,9 @@ pub const SCHEMA_CACHE_SIZE: usize = 64;
 /// for every record of a schema), then by equality.
 #[derive(Debug, Default)]
 pub struct SchemaCache {
+    /// The last hit: most streams carry one schema, so this answers
+    /// almost every lookup with a pointer comparison and no hashing.
+    last: Option<(Schema, Schema)>,
     by_addr: HashMap<usize, (Schema, Schema)>,
 }
 
@@ -94,9 +97,17 @@ impl SchemaCache {
         input: &Schema,
         derive: impl FnOnce(&Schema) -> Result<Schema>,
     ) -> Result<Schema> {
-        if let Some((k, v)) = self.by_addr.get(&input.addr()) {
+        if let Some((k, v)) = &self.last {
             if k.ptr_eq(input) {
                 return Ok(v.clone());
+            }
+        }
+        if let Some((k, v)) = self.by_addr.get(&input.addr()) {
+            if k.ptr_eq(input) {
+                let hit = (k.clone(), v.clone());
+                let derived = v.clone();
+                self.last = Some(hit);
+                return Ok(derived);
             }
         }
         if let Some(v) = self
@@ -118,6 +129,7 @@ impl SchemaCache {
             self.by_addr.clear();
         }
         // Keeping `input` alive keeps its address from being reused.
+        self.last = Some((input.clone(), derived.clone()));
         self.by_addr.insert(input.addr(), (input.clone(), derived));
     }
 
