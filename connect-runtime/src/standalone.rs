@@ -196,7 +196,9 @@ fn demo_topics(connectors: &[(String, ConfigMap)]) -> Vec<String> {
 }
 
 #[cfg(feature = "rdkafka")]
-fn connect_kafka(setup: &Setup) -> std::result::Result<(KeepAlive, Arc<dyn KafkaCluster>), Failure> {
+fn connect_kafka(
+    setup: &Setup,
+) -> std::result::Result<(KeepAlive, Arc<dyn KafkaCluster>), Failure> {
     use crate::kafka::rdkafka::{MockKafka, RdKafkaCluster};
     match setup.worker.bootstrap_servers() {
         Some(servers) => {
@@ -222,7 +224,9 @@ fn connect_kafka(setup: &Setup) -> std::result::Result<(KeepAlive, Arc<dyn Kafka
 }
 
 #[cfg(not(feature = "rdkafka"))]
-fn connect_kafka(_setup: &Setup) -> std::result::Result<(KeepAlive, Arc<dyn KafkaCluster>), Failure> {
+fn connect_kafka(
+    _setup: &Setup,
+) -> std::result::Result<(KeepAlive, Arc<dyn KafkaCluster>), Failure> {
     Err(failure(
         "this build has no Kafka client: rebuild connect-runtime with the rdkafka feature",
     ))
@@ -270,7 +274,14 @@ async fn run(
     rest.set_ready();
     tracing::info!("worker started; stop it with Ctrl-C or SIGTERM");
     stop.await;
-    tracing::info!("stopping: flushing records and committing offsets");
+    tracing::info!(
+        "stopping: flushing records and committing offsets (press Ctrl-C again to exit at once)"
+    );
+    tokio::spawn(async {
+        shutdown_signal().await;
+        tracing::warn!("second signal: exiting without waiting for tasks to finish");
+        std::process::exit(EXIT_FAILURE);
+    });
     rest.stop().await;
     worker.shutdown().await;
     tracing::info!("worker stopped");

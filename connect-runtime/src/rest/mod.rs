@@ -112,9 +112,20 @@ fn routes(state: Shared) -> Router {
             "/admin/loggers/{logger}",
             get(loggers::get_one).put(loggers::set),
         )
+        .layer(axum::middleware::from_fn(log_request))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
+}
+
+/// Method, path and status of every request at DEBUG; never bodies or
+/// query strings, which may hold secrets.
+async fn log_request(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let response = next.run(request).await;
+    tracing::debug!(%method, %path, status = response.status().as_u16(), "REST request");
+    response
 }
 
 async fn root() -> Json<serde_json::Value> {
