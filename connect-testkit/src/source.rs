@@ -107,6 +107,12 @@ impl std::fmt::Debug for SourceHarness {
     }
 }
 
+/// Let tokio time move after an empty poll (paused time only advances
+/// while the test awaits a timer).
+async fn idle() {
+    tokio::time::sleep(Duration::from_millis(1)).await;
+}
+
 impl SourceHarness {
     /// A harness making tasks with `factory` (called again on restart).
     pub fn new(factory: impl Fn() -> Box<dyn SourceTask> + Send + 'static) -> Self {
@@ -239,13 +245,21 @@ impl SourceHarness {
     }
 
     /// Poll until at least `n` records were kept or `timeout` (tokio time)
-    /// passes; an error on timeout says how many arrived.
+    /// passes; an error on timeout says how many arrived. An empty batch is
+    /// followed by a 1 ms pause, so a task that returns at once with
+    /// nothing lets time pass instead of spinning.
     pub async fn poll_until(&mut self, n: usize, timeout: Duration) -> Result<Vec<SourceRecord>> {
         let mut out = Vec::new();
         let deadline = tokio::time::Instant::now() + timeout;
         while out.len() < n {
             match tokio::time::timeout_at(deadline, self.poll()).await {
-                Ok(batch) => out.extend(batch?),
+                Ok(batch) => {
+                    let batch = batch?;
+                    if batch.is_empty() {
+                        idle().await;
+                    }
+                    out.extend(batch);
+                }
                 Err(_) => {
                     return Err(ConnectError::retriable(format!(
                         "expected {n} records within {timeout:?}, got {}",
@@ -270,7 +284,13 @@ impl SourceHarness {
         let deadline = tokio::time::Instant::now() + duration;
         while tokio::time::Instant::now() < deadline {
             match tokio::time::timeout_at(deadline, self.poll()).await {
-                Ok(batch) => out.extend(batch?),
+                Ok(batch) => {
+                    let batch = batch?;
+                    if batch.is_empty() {
+                        idle().await;
+                    }
+                    out.extend(batch);
+                }
                 Err(_) => break,
             }
         }

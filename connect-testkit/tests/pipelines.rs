@@ -220,3 +220,58 @@ async fn commit_record_gets_the_record_as_polled() {
     let offsets = log.ack_offsets.lock().unwrap().clone();
     assert_eq!(offsets, [offset(0), offset(1), offset(2)]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_sink_dropped_from_its_group_rejoins_and_keeps_delivering() {
+    let kafka = MemoryKafka::new();
+    kafka.create_topic(&NewTopic::new("t", 2)).unwrap();
+    let written = Written::default();
+    let mut p = SinkPipeline::for_connector(&kafka, "buffer", BufferingSink::new(written.clone()));
+    p.start(config(&[("topics", "t")])).await.unwrap();
+    let batch = |from: i32| -> Vec<Record> {
+        (from..from + 6)
+            .map(|i| Record::new("t", Some(Schema::int32()), Value::Int32(i)).with_partition(i % 2))
+            .collect()
+    };
+    p.produce(&batch(0)).await.unwrap();
+    p.wait_for_commit("t", 0, 3, WAIT).await.unwrap();
+    p.wait_for_commit("t", 1, 3, WAIT).await.unwrap();
+
+    let members = kafka.group_members(&p.group());
+    assert_eq!(members.len(), 1);
+    assert!(kafka.drop_group_member(&p.group(), &members[0]));
+    p.produce(&batch(6)).await.unwrap();
+    p.wait_for_commit("t", 0, 6, WAIT).await.unwrap();
+    p.wait_for_commit("t", 1, 6, WAIT).await.unwrap();
+    p.stop().await.unwrap();
+    let mut got: Vec<i32> = written
+        .values()
+        .iter()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    got.sort();
+    got.dedup();
+    assert_eq!(got, (0..12).collect::<Vec<_>>());
+}
+
+#[tokio::test(start_paused = true)]
+async fn offsets_wait_for_delayed_acknowledgements() {
+    let kafka = MemoryKafka::new();
+    kafka.create_topic(&NewTopic::new("counts", 1)).unwrap();
+    kafka.set_ack_delay(Duration::from_secs(5));
+    let mut p =
+        SourcePipeline::for_connector(&kafka, "counter", CounterSource::new(CounterLog::default()));
+    p.start(config(&[("count", "3"), ("topic", "counts")]))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        p.stored_offset(&counter_partition()),
+        None,
+        "not acknowledged yet"
+    );
+    p.wait_for_offset(&counter_partition(), WAIT, |o| *o == offset(2))
+        .await
+        .unwrap();
+    p.stop().await.unwrap();
+}

@@ -157,3 +157,59 @@ async fn errors_from_start_and_bad_config_surface() {
     let err = h.poll().await.unwrap_err();
     assert!(err.to_string().contains("not started"), "{err}");
 }
+
+/// Returns nothing at once, forever; reports progress by heartbeat.
+struct Quiet {
+    beats: i64,
+    ctx: Option<std::sync::Arc<dyn connect_api::source::SourceTaskContext>>,
+}
+
+#[async_trait::async_trait]
+impl connect_api::SourceTask for Quiet {
+    async fn start(
+        &mut self,
+        _: &connect_api::ConfigMap,
+        ctx: std::sync::Arc<dyn connect_api::source::SourceTaskContext>,
+    ) -> connect_api::Result<()> {
+        self.ctx = Some(ctx);
+        Ok(())
+    }
+    async fn poll(&mut self) -> connect_api::Result<Vec<connect_api::SourceRecord>> {
+        if let Some(ctx) = &self.ctx {
+            ctx.heartbeat(std::sync::Arc::new(counter_partition()), offset(self.beats));
+            self.beats += 1;
+        }
+        Ok(Vec::new())
+    }
+    async fn stop(&mut self) -> connect_api::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn heartbeats_commit_offsets_and_empty_polls_do_not_spin() {
+    let mut h = SourceHarness::new(|| {
+        Box::new(Quiet {
+            beats: 0,
+            ctx: None,
+        })
+    });
+    h.start(config(&[])).await.unwrap();
+    // Under paused time a task that never yields would hang here.
+    let err = h
+        .poll_until(1, Duration::from_millis(50))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().ends_with("got 0"), "{err}");
+    let beats = h.pending();
+    assert!(beats >= 10, "one heartbeat per poll, got {beats}");
+    assert!(
+        h.acknowledge_all().await.unwrap().is_empty(),
+        "heartbeats carry no record"
+    );
+    h.commit().await.unwrap();
+    assert_eq!(
+        h.committed_offset(&counter_partition()),
+        Some(offset(beats as i64 - 1))
+    );
+}
