@@ -213,6 +213,7 @@ pub fn diff_values(path: &str, expected: &Value, actual: &Value, out: &mut Vec<F
             }
         }
         (Value::Map(e), Value::Map(a)) => {
+            let before = out.len();
             for (k, ev) in e {
                 let sub = format!("{path}[{}]", values::convert_to_string(k));
                 match a.iter().find(|(ak, _)| ak == k) {
@@ -232,6 +233,10 @@ pub fn diff_values(path: &str, expected: &Value, actual: &Value, out: &mut Vec<F
                         actual: render_value(av),
                     });
                 }
+            }
+            if out.len() == before {
+                // Repeated keys: the first match per key hid the difference.
+                leaf(out);
             }
         }
         (Value::Array(e), Value::Array(a)) => {

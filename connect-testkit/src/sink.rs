@@ -350,6 +350,19 @@ impl SinkHarness {
         self.task()?.flush(&offsets).await
     }
 
+    /// Call `pre_commit` with the consumed offsets of assigned partitions
+    /// and return exactly what the task returned; nothing is committed
+    /// (see [`commit`](Self::commit) for that).
+    pub async fn pre_commit(&mut self) -> Result<TopicPartitionOffsets> {
+        let offsets: TopicPartitionOffsets = self
+            .consumed
+            .iter()
+            .filter(|(tp, _)| self.assigned.contains(*tp))
+            .map(|(tp, o)| (tp.clone(), *o))
+            .collect();
+        self.task()?.pre_commit(offsets).await
+    }
+
     /// Commit as the runtime does: `pre_commit` with the consumed offsets;
     /// what it returns, clamped to assigned partitions and to what was
     /// consumed, becomes committed. Returns what this commit stored.

@@ -173,3 +173,53 @@ async fn the_context_records_every_request() {
     assert_eq!(ctx.paused(), [tp("t", 0)].into());
     assert_eq!(ctx.commit_requests(), 1);
 }
+
+/// Commits only what it flushed at its last flush, one batch behind.
+#[derive(Default)]
+struct Lagging {
+    flushed: connect_api::sink::TopicPartitionOffsets,
+}
+
+#[async_trait::async_trait]
+impl connect_api::SinkTask for Lagging {
+    async fn start(
+        &mut self,
+        _: &connect_api::ConfigMap,
+        _: std::sync::Arc<dyn connect_api::SinkTaskContext>,
+    ) -> connect_api::Result<()> {
+        Ok(())
+    }
+    async fn put(&mut self, _: &[connect_api::SinkRecord]) -> connect_api::Result<()> {
+        Ok(())
+    }
+    async fn pre_commit(
+        &mut self,
+        offsets: connect_api::sink::TopicPartitionOffsets,
+    ) -> connect_api::Result<connect_api::sink::TopicPartitionOffsets> {
+        // Also claims a partition it does not own and an offset past the end.
+        let mut out = std::mem::replace(&mut self.flushed, offsets);
+        out.insert(tp("other", 0), 5);
+        if let Some(o) = out.get_mut(&tp("t", 0)) {
+            *o += 100;
+        }
+        Ok(out)
+    }
+    async fn stop(&mut self) -> connect_api::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn pre_commit_results_are_clamped_like_the_runtime_does() {
+    let mut h = SinkHarness::new(|| Box::<Lagging>::default());
+    h.start(config(&[])).await.unwrap();
+    h.open(&[tp("t", 0)]).await.unwrap();
+    h.put(&batch("t", 0, 0, &["a", "b"])).await.unwrap();
+    // The raw answer, as the task gave it.
+    assert_eq!(h.pre_commit().await.unwrap(), [(tp("other", 0), 5)].into());
+    h.put(&batch("t", 0, 2, &["c"])).await.unwrap();
+    // The lagging task returns offset 2 (+100): clamped to consumed (3);
+    // the unassigned partition is ignored.
+    assert_eq!(h.commit().await.unwrap(), [(tp("t", 0), 3)].into());
+    assert_eq!(h.committed(), &[(tp("t", 0), 3)].into());
+}

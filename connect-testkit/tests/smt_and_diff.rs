@@ -181,3 +181,49 @@ fn assert_records_eq_panics_with_the_diff() {
     let a = [Record::new("t", None, Value::from("a"))];
     assert_records_eq!(a, [Record::new("t", None, Value::from("b"))]);
 }
+
+#[test]
+fn the_diff_names_map_keys_and_array_indexes() {
+    let a = [Record::new(
+        "t",
+        None,
+        Value::string_map([(
+            "tags",
+            Value::Array(vec![Value::from("x"), Value::Int32(1)]),
+        )]),
+    )];
+    let e = [Record::new(
+        "t",
+        None,
+        Value::string_map([(
+            "tags",
+            Value::Array(vec![Value::from("x"), Value::Int32(2)]),
+        )]),
+    )];
+    assert_eq!(
+        diff_records(&a, &e).unwrap(),
+        "records differ at index 0 (1 actual, 1 expected):\n  \
+         value[tags][1]: expected 2 (INT32), got 1 (INT32)"
+    );
+}
+
+mod properties {
+    use connect_testkit::diff::{diff_record, diff_records};
+    use connect_testkit::strategies::{sink_record, source_record};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// No diff exactly when the records are equal, whatever their shape.
+        #[test]
+        fn sink_records_differ_exactly_when_unequal(a in sink_record(), b in sink_record()) {
+            prop_assert!(diff_records(std::slice::from_ref(&a), std::slice::from_ref(&a)).is_none());
+            prop_assert_eq!(diff_record(&a, &b).is_empty(), a == b);
+        }
+
+        #[test]
+        fn source_records_differ_exactly_when_unequal(a in source_record(), b in source_record()) {
+            prop_assert!(diff_records(std::slice::from_ref(&a), std::slice::from_ref(&a)).is_none());
+            prop_assert_eq!(diff_record(&a, &b).is_empty(), a == b);
+        }
+    }
+}
