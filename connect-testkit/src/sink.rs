@@ -173,7 +173,39 @@ impl ErrantRecordReporter for RecordingReporter {
 /// [`rebalance`](Self::rebalance) commits and closes revoked partitions and
 /// opens new ones.
 ///
-/// The guide ([`crate::guide`]) has a complete example.
+/// The guide ([`crate::guide`]) has a complete example; in short:
+///
+/// ```
+/// use std::sync::Arc;
+/// use connect_api::sink::{SinkTask, SinkTaskContext, TopicPartition};
+/// use connect_api::{ConfigMap, Record, Result, SinkRecord, Value};
+/// use connect_testkit::{config, sink_records, SinkHarness};
+///
+/// /// Accepts everything, asks for a commit after each batch.
+/// #[derive(Default)]
+/// struct Eager(Option<Arc<dyn SinkTaskContext>>);
+/// #[async_trait::async_trait]
+/// impl SinkTask for Eager {
+///     async fn start(&mut self, _: &ConfigMap, ctx: Arc<dyn SinkTaskContext>) -> Result<()> {
+///         self.0 = Some(ctx);
+///         Ok(())
+///     }
+///     async fn put(&mut self, _: &[SinkRecord]) -> Result<()> {
+///         if let Some(c) = &self.0 { c.request_commit(); }
+///         Ok(())
+///     }
+///     async fn stop(&mut self) -> Result<()> { Ok(()) }
+/// }
+///
+/// # futures::executor::block_on(async {
+/// let mut h = SinkHarness::new(|| Box::<Eager>::default());
+/// h.start(config(&[])).await.unwrap();
+/// h.open(&[TopicPartition::new("t", 0)]).await.unwrap();
+/// h.put(&sink_records(0, 7, [Record::new("t", None, Value::from("x"))])).await.unwrap();
+/// assert_eq!(h.context().commit_requests(), 1);
+/// assert_eq!(h.commit().await.unwrap()[&TopicPartition::new("t", 0)], 8);
+/// # });
+/// ```
 pub struct SinkHarness {
     factory: TaskFactory,
     task: Option<Box<dyn SinkTask>>,

@@ -52,7 +52,39 @@ impl DeliverySink for Outcomes {
 /// every 50 ms unless [`flush_interval`](Self::flush_interval) says
 /// otherwise.
 ///
-/// The guide ([`crate::guide`]) has a complete example.
+/// The guide ([`crate::guide`]) has a complete example; in short:
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use std::time::Duration;
+/// use connect_api::sink::{SinkTask, SinkTaskContext};
+/// use connect_api::{ConfigMap, Record, Result, Schema, SinkRecord, Value};
+/// use connect_testkit::{config, MemoryKafka, SinkPipeline};
+///
+/// struct Count(Arc<Mutex<usize>>);
+/// #[async_trait::async_trait]
+/// impl SinkTask for Count {
+///     async fn start(&mut self, _: &ConfigMap, _: Arc<dyn SinkTaskContext>) -> Result<()> { Ok(()) }
+///     async fn put(&mut self, records: &[SinkRecord]) -> Result<()> {
+///         *self.0.lock().unwrap() += records.len();
+///         Ok(())
+///     }
+///     async fn stop(&mut self) -> Result<()> { Ok(()) }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+/// let kafka = MemoryKafka::new();
+/// let seen = Arc::new(Mutex::new(0));
+/// let s = seen.clone();
+/// let mut p = SinkPipeline::new(&kafka, "count", move || Box::new(Count(s.clone())));
+/// p.start(config(&[("topics", "t")])).await.unwrap();
+/// p.produce(&[Record::new("t", Some(Schema::string()), Value::from("a"))]).await.unwrap();
+/// p.wait_for_commit("t", 0, 1, Duration::from_secs(30)).await.unwrap();
+/// p.stop().await.unwrap();
+/// assert_eq!(*seen.lock().unwrap(), 1);
+/// assert_eq!(p.group(), "connect-count");
+/// # });
+/// ```
 pub struct SinkPipeline {
     kafka: MemoryKafka,
     tasks: Tasks,

@@ -82,7 +82,38 @@ struct Pending {
 /// test proves resume-after-restart. Unacknowledged records are lost by a
 /// restart, as on a crash.
 ///
-/// The guide ([`crate::guide`]) has a complete example.
+/// The guide ([`crate::guide`]) has a complete example; in short:
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use connect_api::source::{SourceTask, SourceTaskContext};
+/// use connect_api::{ConfigMap, Record, Result, SourceMap, SourceRecord, Value};
+/// use connect_testkit::{config, SourceHarness};
+///
+/// /// One record per poll, offset {"n": n}; ignores stored offsets.
+/// struct Once(i64);
+/// #[async_trait::async_trait]
+/// impl SourceTask for Once {
+///     async fn start(&mut self, _: &ConfigMap, _: Arc<dyn SourceTaskContext>) -> Result<()> { Ok(()) }
+///     async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
+///         self.0 += 1;
+///         let mut offset = SourceMap::new();
+///         offset.insert("n".into(), self.0.into());
+///         Ok(vec![SourceRecord::new(Arc::default(), offset, Record::new("t", None, Value::Int64(self.0)))])
+///     }
+///     async fn stop(&mut self) -> Result<()> { Ok(()) }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+/// let mut h = SourceHarness::new(|| Box::new(Once(0)));
+/// h.start(config(&[])).await.unwrap();
+/// assert_eq!(h.poll_until(2, Duration::from_secs(30)).await.unwrap().len(), 2);
+/// h.acknowledge_all().await.unwrap();
+/// h.commit().await.unwrap();
+/// assert_eq!(h.committed_offset(&SourceMap::new()).unwrap()["n"], 2);
+/// # });
+/// ```
 pub struct SourceHarness {
     factory: TaskFactory,
     config: ConfigMap,

@@ -40,7 +40,40 @@ enum Tasks {
 /// flushed every 50 ms unless [`flush_interval`](Self::flush_interval)
 /// says otherwise; the task's id is `<name>-0`.
 ///
-/// The guide ([`crate::guide`]) has a complete example.
+/// The guide ([`crate::guide`]) has a complete example; in short:
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use connect_api::source::{SourceTask, SourceTaskContext};
+/// use connect_api::{ConfigMap, Record, Result, Schema, SourceMap, SourceRecord, Value};
+/// use connect_testkit::{config, MemoryKafka, SourcePipeline};
+///
+/// /// One greeting, then nothing.
+/// struct Hello(bool);
+/// #[async_trait::async_trait]
+/// impl SourceTask for Hello {
+///     async fn start(&mut self, _: &ConfigMap, _: Arc<dyn SourceTaskContext>) -> Result<()> { Ok(()) }
+///     async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
+///         if std::mem::replace(&mut self.0, true) {
+///             tokio::time::sleep(Duration::from_millis(100)).await;
+///             return Ok(vec![]);
+///         }
+///         let r = Record::new("greetings", Some(Schema::string()), Value::from("hello"));
+///         Ok(vec![SourceRecord::new(Arc::default(), SourceMap::new(), r)])
+///     }
+///     async fn stop(&mut self) -> Result<()> { Ok(()) }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+/// let kafka = MemoryKafka::new();
+/// let mut p = SourcePipeline::new(&kafka, "hello", || Box::new(Hello(false)));
+/// p.start(config(&[("value.converter", "org.apache.kafka.connect.storage.StringConverter")])).await.unwrap();
+/// let landed = p.wait_for_records("greetings", 1, Duration::from_secs(30)).await.unwrap();
+/// assert_eq!(landed[0].value.as_deref(), Some(&b"hello"[..]));
+/// p.stop().await.unwrap();
+/// # });
+/// ```
 pub struct SourcePipeline {
     kafka: MemoryKafka,
     tasks: Tasks,
