@@ -133,11 +133,24 @@ pub(crate) fn write_f32(out: &mut Vec<u8>, v: f32) {
     write_java_sci(out, b.as_str());
 }
 
-/// An integer in decimal.
+/// An integer in decimal (digits written backwards into a stack buffer,
+/// no formatting machinery).
 pub(crate) fn write_int(out: &mut Vec<u8>, v: i64) {
-    let mut b = StackBuf::new();
-    let _ = write!(b, "{v}");
-    out.extend_from_slice(b.as_str().as_bytes());
+    let mut buf = [0u8; 20];
+    let mut pos = buf.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&buf[pos..]);
 }
 
 /// Java's `BigDecimal.toString()`: plain unless the scale is negative or
@@ -188,6 +201,25 @@ pub(crate) fn write_big_decimal(out: &mut Vec<u8>, d: &Decimal) {
 
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
 
+/// Bytes that need an escape: 0 = none, `u` = `\u00XX`, else the short
+/// escape letter.
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = b'u';
+        i += 1;
+    }
+    t[0x08] = b'b';
+    t[b'\t' as usize] = b't';
+    t[b'\n' as usize] = b'n';
+    t[0x0c] = b'f';
+    t[b'\r' as usize] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
 /// A JSON string with Jackson's escapes: `\"`, `\\`, `\b \t \n \f \r`, other
 /// control characters as upper-case `\u00XX`; everything else raw UTF-8.
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
@@ -195,24 +227,18 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
-        let short: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            0x08 => b"\\b",
-            b'\t' => b"\\t",
-            b'\n' => b"\\n",
-            0x0c => b"\\f",
-            b'\r' => b"\\r",
-            0..=0x1f => b"",
-            _ => continue,
-        };
+        let esc = ESCAPE[usize::from(b)];
+        if esc == 0 {
+            continue;
+        }
         out.extend_from_slice(&bytes[start..i]);
-        if short.is_empty() {
+        if esc == b'u' {
             out.extend_from_slice(b"\\u00");
             out.push(HEX[usize::from(b >> 4)]);
             out.push(HEX[usize::from(b & 0xf)]);
         } else {
-            out.extend_from_slice(short);
+            out.push(b'\\');
+            out.push(esc);
         }
         start = i + 1;
     }
@@ -242,6 +268,12 @@ mod tests {
         assert_eq!(f64s(0.0001), "1.0E-4");
         assert_eq!(f64s(1.5e-7), "1.5E-7");
         assert_eq!(f64s(1e100), "1.0E100");
+        let mut o = Vec::new();
+        for v in [0, -1, i64::MIN, i64::MAX, 1234567] {
+            o.clear();
+            write_int(&mut o, v);
+            assert_eq!(String::from_utf8(o.clone()).unwrap(), v.to_string());
+        }
         assert_eq!(f64s(f64::NAN), "\"NaN\"");
         assert_eq!(f64s(f64::NEG_INFINITY), "\"-Infinity\"");
         let mut o = Vec::new();

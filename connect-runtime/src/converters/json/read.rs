@@ -188,8 +188,20 @@ impl<'s> Seed<'s> {
         match text.as_bytes().first() {
             Some(b'n') => self.null(),
             Some(b'"') => {
+                let engine = &base64::engine::general_purpose::STANDARD;
+                let inner = &text[1..text.len().saturating_sub(1).max(1)];
+                let invalid = |e: base64::DecodeSliceError| {
+                    self.fail::<D::Error>(ConnectError::data(format!("Invalid bytes for Decimal field: {e}")))
+                };
+                // Unescaped base64 of a decimal that fits 48 bytes decodes
+                // on the stack; anything else takes the general route.
+                let mut stack = [0u8; 48];
+                if !inner.contains('\\') && base64::decoded_len_estimate(inner.len()) <= stack.len() {
+                    let n = engine.decode_slice(inner, &mut stack).map_err(invalid)?;
+                    return Ok(Value::Decimal(Decimal::from_unscaled_bytes(&stack[..n], scale)));
+                }
                 let s: String = serde_json::from_str(text).map_err(|e| self.fail::<D::Error>(ConnectError::data(e.to_string())))?;
-                let bytes = base64::engine::general_purpose::STANDARD
+                let bytes = engine
                     .decode(s)
                     .map_err(|e| self.fail::<D::Error>(ConnectError::data(format!("Invalid bytes for Decimal field: {e}"))))?;
                 Ok(Value::Decimal(Decimal::from_unscaled_bytes(&bytes, scale)))
@@ -390,7 +402,9 @@ impl<'de> Visitor<'de> for Seed<'_> {
             Some((Type::Struct, s)) => {
                 let mut out = Struct::new(s.clone()).map_err(|e| self.fail::<A::Error>(e))?;
                 let mut seen = Seen::new(s.field_count());
-                while let Some(index) = map.next_key_seed(FieldIndex(s))? {
+                let mut next = 0;
+                while let Some(index) = map.next_key_seed(FieldIndex { schema: s, expected: next })? {
+                    next = index.map_or(next, |i| i + 1);
                     let Some(field) = index.and_then(|i| s.field_at(i)) else {
                         map.next_value::<IgnoredAny>()?;
                         continue;
@@ -418,8 +432,13 @@ impl<'de> Visitor<'de> for Seed<'_> {
 }
 
 /// A struct key: the index of the field it names (`None` for unknown keys,
-/// which Kafka ignores). Borrows the key, never allocates.
-struct FieldIndex<'s>(&'s Schema);
+/// which Kafka ignores). Borrows the key, never allocates; writers emit
+/// fields in schema order, so the expected next field is tried before the
+/// name lookup.
+struct FieldIndex<'s> {
+    schema: &'s Schema,
+    expected: usize,
+}
 
 impl<'de> DeserializeSeed<'de> for FieldIndex<'_> {
     type Value = Option<usize>;
@@ -437,7 +456,14 @@ impl<'de> Visitor<'de> for FieldIndex<'_> {
         f.write_str("a field name")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Option<usize>, E> {
-        Ok(self.0.field(v).map(|f| f.index()))
+        if let Some(f) = self
+            .schema
+            .field_at(self.expected)
+            .filter(|f| f.name() == v)
+        {
+            return Ok(Some(f.index()));
+        }
+        Ok(self.schema.field(v).map(|f| f.index()))
     }
 }
 
