@@ -38,11 +38,6 @@ pub use connect_runtime::kafka::{
 
 /// Every record of `topic` as a `read_committed` consumer reads it, partition
 /// by partition (offset order within a partition); empty for an unknown topic.
-///
-/// ```
-/// use connect_testkit::kafka::{topic_records, MemoryKafka};
-/// assert!(topic_records(&MemoryKafka::new(), "nothing").is_empty());
-/// ```
 pub fn topic_records(kafka: &MemoryKafka, topic: &str) -> Vec<ConsumedRecord> {
     let partitions = kafka.partitions(topic).unwrap_or(0);
     (0..partitions)

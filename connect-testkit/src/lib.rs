@@ -63,12 +63,7 @@ pub use wait::eventually;
 
 use connect_api::ConfigMap;
 
-/// A [`ConfigMap`] from `(key, value)` pairs.
-///
-/// ```
-/// let c = connect_testkit::config(&[("topic", "orders")]);
-/// assert_eq!(c["topic"], "orders");
-/// ```
+/// A [`ConfigMap`] from `(key, value)` pairs: `config(&[("topic", "orders")])`.
 pub fn config(pairs: &[(&str, &str)]) -> ConfigMap {
     pairs
         .iter()

@@ -19,12 +19,6 @@ type TaskFactory = Box<dyn Fn() -> Box<dyn SinkTask> + Send>;
 
 /// Sink records of `partition` at offsets `first_offset`, `first_offset + 1`, ...
 /// (each record's own topic).
-///
-/// ```
-/// use connect_api::{Record, Value};
-/// let batch = connect_testkit::sink_records(2, 10, [Record::new("t", None, Value::from("a"))]);
-/// assert_eq!((batch[0].kafka_offset, batch[0].record.kafka_partition), (10, Some(2)));
-/// ```
 pub fn sink_records(
     partition: i32,
     first_offset: i64,
