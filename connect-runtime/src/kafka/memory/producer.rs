@@ -72,6 +72,8 @@ struct Shared {
     acked: Notify,
     outstanding: AtomicUsize,
     closed: AtomicBool,
+    /// Set by `flush` and by a full queue: deliver without lingering.
+    urgent: AtomicBool,
 }
 
 impl Shared {
@@ -104,6 +106,7 @@ impl MemoryProducer {
         let batch_size = config_number(config, "batch.size", 16_384usize)?.max(1);
         let delivery_timeout =
             Duration::from_millis(config_number(config, "delivery.timeout.ms", 120_000u64)?);
+        let linger = Duration::from_millis(config_number(config, "linger.ms", 5u64)?);
         let seed = now_ms() as u64 ^ (Arc::as_ptr(&cluster) as u64).rotate_left(17);
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
@@ -120,12 +123,16 @@ impl MemoryProducer {
             acked: Notify::new(),
             outstanding: AtomicUsize::new(0),
             closed: AtomicBool::new(false),
+            urgent: AtomicBool::new(false),
         });
         runtime.spawn(deliver(
             Arc::clone(&shared),
             Arc::clone(&cluster),
             sink,
-            delivery_timeout,
+            Timing {
+                linger,
+                delivery_timeout,
+            },
         ));
         Ok(MemoryProducer {
             shared,
@@ -223,6 +230,8 @@ fn next_random(state: &mut u64) -> u64 {
 impl Producer for MemoryProducer {
     fn send(&self, record: &OutRecord<'_>, token: u64) -> Result<(), SendError> {
         if self.shared.outstanding.load(Ordering::Acquire) >= self.max_outstanding {
+            self.shared.urgent.store(true, Ordering::Release);
+            self.shared.wake.notify_one();
             return Err(SendError::QueueFull);
         }
         let mut guard = self.shared.lock();
@@ -316,6 +325,8 @@ impl Producer for MemoryProducer {
 
     async fn flush(&self, timeout: Duration) -> Result<(), KafkaError> {
         let deadline = Instant::now() + timeout;
+        self.shared.urgent.store(true, Ordering::Release);
+        self.shared.wake.notify_one();
         loop {
             let mut acked = pin!(self.shared.acked.notified());
             acked.as_mut().enable();
@@ -510,22 +521,36 @@ fn append(state: &mut State, p: &mut Pending, now: i64) -> Append {
     }
 }
 
+/// Records queued beyond which the delivery task stops lingering.
+const FULL_BATCH: usize = 8192;
+
+/// The producer's `linger.ms` and `delivery.timeout.ms`.
+struct Timing {
+    linger: Duration,
+    delivery_timeout: Duration,
+}
+
 /// The delivery task of one producer.
 async fn deliver(
     shared: Arc<Shared>,
     cluster: Arc<Inner>,
     sink: Arc<dyn DeliverySink>,
-    delivery_timeout: Duration,
+    timing: Timing,
 ) {
+    let Timing {
+        linger,
+        delivery_timeout,
+    } = timing;
     let mut batch: Vec<Pending> = Vec::new();
     let mut parked: VecDeque<(Pending, Instant)> = VecDeque::new();
-    let mut results: Vec<(Pending, Written)> = Vec::new();
+    let mut results: Vec<(u64, Arc<str>, Written)> = Vec::new();
     let mut blocked: HashSet<(Arc<str>, i32)> = HashSet::new();
     loop {
-        std::mem::swap(&mut shared.lock().pending, &mut batch);
-        if batch.is_empty() {
+        let queued = shared.lock().pending.len();
+        let closed = shared.closed.load(Ordering::Acquire);
+        if queued == 0 {
             if parked.is_empty() {
-                if shared.closed.load(Ordering::Acquire) {
+                if closed {
                     return;
                 }
                 shared.wake.notified().await;
@@ -535,7 +560,19 @@ async fn deliver(
                 _ = shared.wake.notified() => {}
                 _ = tokio::time::sleep(PARKED_RETRY) => {}
             }
+        } else if queued < FULL_BATCH
+            && !linger.is_zero()
+            && !closed
+            && !shared.urgent.swap(false, Ordering::AcqRel)
+        {
+            // linger.ms: let the batch fill, so one cluster lock and one
+            // round of wake-ups serve many records.
+            tokio::select! {
+                _ = shared.wake.notified() => {}
+                _ = tokio::time::sleep(linger) => {}
+            }
         }
+        std::mem::swap(&mut shared.lock().pending, &mut batch);
         let delay = cluster.lock().faults.ack_delay;
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
@@ -547,8 +584,10 @@ async fn deliver(
             blocked.clear();
             let mut keep = VecDeque::new();
             for (mut p, since) in parked.drain(..).chain(batch.drain(..).map(|p| (p, clock))) {
-                let key = (Arc::clone(&p.topic), p.partition);
-                let outcome = if blocked.contains(&key) {
+                // Records behind a parked one wait too, keeping partition order.
+                let behind_parked =
+                    !blocked.is_empty() && blocked.contains(&(Arc::clone(&p.topic), p.partition));
+                let outcome = if behind_parked {
                     Append::Park
                 } else {
                     append(&mut state, &mut p, now)
@@ -558,14 +597,14 @@ async fn deliver(
                         partition,
                         offset,
                         timestamp,
-                    } => results.push((p, Ok((partition, offset, timestamp)))),
+                    } => results.push((p.token, p.topic, Ok((partition, offset, timestamp)))),
                     Append::Failed(e) => {
                         if let Some((txn, _)) = p.txn {
                             if let Some(open) = state.txns.get_mut(&txn) {
                                 open.failed = true;
                             }
                         }
-                        results.push((p, Err(e)))
+                        results.push((p.token, p.topic, Err(e)))
                     }
                     Append::Park if clock.duration_since(since) >= delivery_timeout => {
                         let e = KafkaError::new(
@@ -577,10 +616,10 @@ async fn deliver(
                                 delivery_timeout.as_millis()
                             ),
                         );
-                        results.push((p, Err(e)));
+                        results.push((p.token, p.topic, Err(e)));
                     }
                     Append::Park => {
-                        blocked.insert(key);
+                        blocked.insert((Arc::clone(&p.topic), p.partition));
                         keep.push_back((p, since));
                     }
                 }
@@ -592,14 +631,14 @@ async fn deliver(
         }
         cluster.changed.notify_waiters();
         let acked = results.len();
-        for (p, result) in results.drain(..) {
+        for (token, topic, result) in results.drain(..) {
             let result = result.map(|(partition, offset, timestamp)| Delivered {
-                topic: &p.topic,
+                topic: &topic,
                 partition,
                 offset,
                 timestamp: Some(timestamp),
             });
-            sink.delivered(p.token, result);
+            sink.delivered(token, result);
         }
         shared.outstanding.fetch_sub(acked, Ordering::AcqRel);
         shared.acked.notify_waiters();
