@@ -61,6 +61,14 @@ pub use source::{Acked, SourceHarness};
 pub use source_pipeline::SourcePipeline;
 pub use wait::eventually;
 
+/// Converter lookup by class name, for `with_converter_registry`.
+pub use connect_runtime::converters::ConverterRegistry;
+/// Task states the pipelines report (`RUNNING`, `PAUSED`, `FAILED`...).
+pub use connect_runtime::status::State;
+/// Transform and predicate lookup by class name, for `with_transform_registry`
+/// and [`SmtRunner::chain_with`].
+pub use connect_transforms::registry::TransformRegistry;
+
 use connect_api::ConfigMap;
 
 /// A [`ConfigMap`] from `(key, value)` pairs: `config(&[("topic", "orders")])`.

@@ -181,10 +181,7 @@ async fn a_fatal_fetch_fails_the_sink_task() {
         err.to_string().contains("injected fatal fetch fault"),
         "{err}"
     );
-    assert_eq!(
-        p.states().last(),
-        Some(&connect_runtime::status::State::Failed)
-    );
+    assert_eq!(p.states().last(), Some(&connect_testkit::State::Failed));
 }
 
 #[tokio::test(start_paused = true)]
