@@ -4,6 +4,8 @@
 //! Goal: at least 2M records/s on one core. Run with
 //! `cargo bench -p connect-benches --bench transforms`.
 
+#![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
+
 use std::hint::black_box;
 
 use connect_api::config::ConfigMap;
