@@ -15,8 +15,15 @@
 //! offset 0 is out of range and `auto.offset.reset=earliest`, the sink
 //! default, takes over. `GET .../offsets` then shows `0` for those
 //! partitions instead of omitting them.
+//!
+//! Sink offsets are committed from outside the group when the broker allows
+//! it (Kafka does for an empty group). librdkafka's mock cluster does not, so
+//! there the helper joins the (stopped, hence empty) group and commits as a
+//! member; a member that left without leaving the group (a crashed or
+//! unclean consumer) holds that join up until its session expires (45 s by
+//! default), so the request can take that long.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use connect_api::config::ConfigMap;
@@ -27,10 +34,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{client_props, AnyConnector, Worker};
-use crate::kafka::{CommitMode, Consumer, TopicPartitionOffsets};
+use crate::kafka::{CommitMode, Consumer, ConsumerEvent, Subscription, TopicPartitionOffsets};
 use crate::status::TargetState;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
+/// Longer than a consumer session (45 s by default): a member that left
+/// without saying so holds up the join until its session expires.
+const JOIN_TIMEOUT: Duration = Duration::from_secs(60);
 const KAFKA_TOPIC: &str = "kafka_topic";
 const KAFKA_PARTITION: &str = "kafka_partition";
 const KAFKA_OFFSET: &str = "kafka_offset";
@@ -179,7 +189,7 @@ impl Worker {
                     .map(|(tp, o)| (tp, o.unwrap_or(0)))
                     .collect();
                 if !commit.is_empty() {
-                    consumer.commit(&commit, CommitMode::Sync).await?;
+                    commit_as_member(consumer.as_mut(), &commit).await?;
                 }
                 let _ = consumer.close().await;
                 ack
@@ -205,6 +215,14 @@ impl Worker {
             .entry("group.id".into())
             .or_insert_with(|| format!("connect-{name}"));
         props.insert("enable.auto.commit".into(), "false".into());
+        // If this helper has to join the group, a short session keeps its
+        // membership from delaying the connector's next start for long.
+        props
+            .entry("session.timeout.ms".into())
+            .or_insert_with(|| "6000".into());
+        props
+            .entry("heartbeat.interval.ms".into())
+            .or_insert_with(|| "1000".into());
         Ok(self.inner.cluster.consumer(&props)?)
     }
 
@@ -245,6 +263,38 @@ impl Worker {
         }
         Ok(out)
     }
+}
+
+/// Commit `offsets` for the consumer's group. A commit from outside the
+/// group is tried first (Kafka accepts it for an empty group); brokers that
+/// refuse it (librdkafka's mock cluster answers UNKNOWN_MEMBER_ID) get a
+/// commit from a member: the consumer joins the group, which is empty since
+/// the connector is stopped, and commits once partitions are assigned.
+async fn commit_as_member(
+    consumer: &mut dyn Consumer,
+    offsets: &TopicPartitionOffsets,
+) -> Result<()> {
+    let outside = match consumer.commit(offsets, CommitMode::Sync).await {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    };
+    let topics: BTreeSet<String> = offsets.keys().map(|tp| tp.topic.to_string()).collect();
+    consumer.subscribe(&Subscription::Topics(topics.into_iter().collect()))?;
+    let deadline = tokio::time::Instant::now() + JOIN_TIMEOUT;
+    loop {
+        if tokio::time::Instant::now() >= deadline {
+            return Err(ConnectError::retriable(format!(
+                "could not commit the new offsets ({outside}), and joining the consumer group to commit them timed out after {JOIN_TIMEOUT:?}; check that no other consumer uses the connector's group, then retry"
+            )));
+        }
+        if let Some(ConsumerEvent::Assigned(_)) = consumer.poll(Duration::from_millis(200)).await? {
+            break;
+        }
+    }
+    consumer
+        .commit(offsets, CommitMode::Sync)
+        .await
+        .map_err(|e| ConnectError::from(e).context("committing the new offsets as a group member"))
 }
 
 fn sink_partition(tp: &TopicPartition) -> SourceMap {
