@@ -653,4 +653,24 @@ mod tests {
         assert!(!errors("transforms.r.regex").is_empty());
         assert!(!errors("predicates.p.name").is_empty());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn transform_runs_iff_negate_xor_predicate(topic in "[a-c]{0,4}", negate: bool) {
+            let negate_s = negate.to_string();
+            let mut chain = build(&[
+                ("transforms", "drop"),
+                ("transforms.drop.type", "Filter"),
+                ("transforms.drop.predicate", "p"),
+                ("transforms.drop.negate", negate_s.as_str()),
+                ("predicates", "p"),
+                ("predicates.p.type", "TopicNameMatches"),
+                ("predicates.p.pattern", "a.*"),
+            ])
+            .unwrap();
+            let matches = topic.starts_with('a');
+            let dropped = chain.apply(rec(&topic, Value::Null)).unwrap().is_none();
+            proptest::prop_assert_eq!(dropped, matches != negate);
+        }
+    }
 }
