@@ -604,3 +604,116 @@ where
         );
     }
 }
+
+/// `cases` records from [`strategies::record`](crate::strategies::record)
+/// (every schema shape, schemaless data, tombstones), from a fixed seed so
+/// the same records come back on every run.
+pub fn generated_records(cases: u32) -> Vec<Record> {
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+    let mut runner = TestRunner::new_with_rng(
+        Config::with_cases(cases),
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    );
+    let strategy = crate::strategies::record();
+    (0..cases)
+        .filter_map(|_| strategy.new_tree(&mut runner).ok().map(|t| t.current()))
+        .collect()
+}
+
+/// Apply transformations from `make`, configured with `config`, to
+/// `cases` [`generated_records`]; see [`check_smt_on_records_for`].
+pub fn check_smt_on_generated_for<R: TestRecord>(
+    make: &dyn Fn() -> Box<dyn Transformation<R>>,
+    config: &ConfigMap,
+    cases: u32,
+) -> Vec<Violation> {
+    check_smt_on_records_for(make, config, &generated_records(cases))
+}
+
+/// Apply transformations from `make`, configured with `config`, to
+/// `records` wrapped as `R`: nothing may panic, a failure must be a data
+/// error, and every key and value returned must match its schema. At most
+/// five violations are reported.
+pub fn check_smt_on_records_for<R: TestRecord>(
+    make: &dyn Fn() -> Box<dyn Transformation<R>>,
+    config: &ConfigMap,
+    records: &[Record],
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut push = |rule: &'static str, message: String| {
+        if out.len() < 5 {
+            out.push(Violation {
+                record_kind: R::KIND,
+                rule,
+                message,
+            });
+        }
+    };
+    let mut t = make();
+    match guarded(|| t.configure(config)) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            push("generated records", format!("configure failed: {e}"));
+            return out;
+        }
+        Err(p) => {
+            push("generated records", format!("configure {p}"));
+            return out;
+        }
+    }
+    for (case, input) in records.iter().enumerate() {
+        let shown = || {
+            format!(
+                "record {case}: key {} {}, value {} {}",
+                crate::diff::render_schema(input.key_schema.as_ref()),
+                crate::diff::render_value(&input.key),
+                crate::diff::render_schema(input.value_schema.as_ref()),
+                crate::diff::render_value(&input.value),
+            )
+        };
+        let result = match guarded(|| t.apply(R::from_record(input.clone(), case as i64))) {
+            Ok(r) => r,
+            Err(p) => {
+                push("generated records", format!("{}: apply {p}", shown()));
+                // A panicking instance may be in any state: start afresh.
+                t = make();
+                let _ = guarded(|| t.configure(config));
+                continue;
+            }
+        };
+        match result {
+            Err(e) if !is_data(&e) => push(
+                "generated records",
+                format!(
+                    "{}: failed with a {:?} error, not a data error: {e}",
+                    shown(),
+                    e.kind()
+                ),
+            ),
+            Ok(Some(r)) => {
+                let r = r.record();
+                for (side, schema, value) in [
+                    ("key", &r.key_schema, &r.key),
+                    ("value", &r.value_schema, &r.value),
+                ] {
+                    if let Some(s) = schema {
+                        if let Err(e) = s.validate_value(value) {
+                            push(
+                                "generated records",
+                                format!(
+                                    "{}: the output {side} does not match its schema {}: {e}",
+                                    shown(),
+                                    crate::diff::render_schema(Some(s))
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}

@@ -198,3 +198,60 @@ fn every_registered_transform_has_a_contract() {
         );
     }
 }
+
+/// Breaks found on generated records at the time of writing: (SMT, the
+/// start of the violation). Tolerated so the suite stays green while
+/// connect-transforms is fixed.
+const KNOWN_GENERATED: &[(&str, &str)] = &[
+    // Renaming a logical schema (Timestamp, Date, Time, Decimal) drops its
+    // logical meaning: the output schema is a plain INT64/INT32/BYTES while
+    // the value is still logical, or, when the schema has a default, the
+    // rebuild fails with a SchemaBuilder (not a data) error.
+    ("SetSchemaMetadata$Value", "does not match its schema"),
+    ("SetSchemaMetadata$Value", "Invalid default value"),
+    ("SetSchemaMetadata$Key", "does not match its schema"),
+    ("SetSchemaMetadata$Key", "Invalid default value"),
+];
+
+#[test]
+fn builtin_smts_hold_on_generated_records() {
+    use connect_api::{SinkRecord, SourceRecord};
+    use connect_testkit::contract::{check_smt_on_records_for, generated_records};
+
+    let registry = registry();
+    let records = generated_records(128);
+    let mut found = Vec::new();
+    for contract in contracts() {
+        let class = contract.name.as_str();
+        let mut v = check_smt_on_records_for::<SinkRecord>(
+            &|| registry.create_transform(class).unwrap().1,
+            &contract.config,
+            &records,
+        );
+        v.extend(check_smt_on_records_for::<SourceRecord>(
+            &|| registry.create_transform(class).unwrap().1,
+            &contract.config,
+            &records,
+        ));
+        found.extend(
+            v.into_iter()
+                .map(|v| (contract.name.clone(), v.to_string())),
+        );
+    }
+    let new: Vec<_> = found
+        .iter()
+        .filter(|(n, v)| {
+            !KNOWN_GENERATED
+                .iter()
+                .any(|(kn, kv)| kn == n && v.contains(kv))
+        })
+        .collect();
+    assert!(
+        new.is_empty(),
+        "violations on generated records:\n{}",
+        new.iter()
+            .map(|(n, v)| format!("  {n}: {v}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

@@ -227,3 +227,40 @@ mod properties {
         }
     }
 }
+
+/// Replaces every value with INT8 1 but keeps the value schema.
+struct Liar;
+
+impl<R: ConnectRecord> Transformation<R> for Liar {
+    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+        record.record_mut().value = Value::Int8(1);
+        Ok(Some(record))
+    }
+}
+
+#[test]
+fn generated_records_catch_panics_and_schema_mismatches() {
+    use connect_testkit::contract::check_smt_on_generated_for;
+
+    let panics = check_smt_on_generated_for::<SinkRecord>(
+        &|| Box::new(Careless::default()),
+        &config(&[("tag", "x")]),
+        64,
+    );
+    assert_eq!(panics.len(), 5, "capped at five");
+    assert!(
+        panics
+            .iter()
+            .all(|v| v.message.contains("apply panicked: a struct value")),
+        "{panics:?}"
+    );
+
+    let lies = check_smt_on_generated_for::<SinkRecord>(&|| Box::new(Liar), &ConfigMap::new(), 64);
+    assert!(!lies.is_empty());
+    assert!(
+        lies.iter().all(|v| v
+            .message
+            .contains("the output value does not match its schema")),
+        "{lies:?}"
+    );
+}
