@@ -4,6 +4,7 @@
 //!
 //! Run: `cargo bench -p connect-benches --bench in_memory_kafka`.
 //! Figures: benches/results/in_memory_kafka.md.
+#![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
