@@ -112,11 +112,12 @@ fn cfg(pairs: &[(&str, &str)]) -> ConfigMap {
         .collect()
 }
 
-fn chain<R: connect_api::ConnectRecord>() -> TransformChain<R> {
+/// InsertField (static `field`) and ReplaceField (rename city to town).
+fn chain<R: connect_api::ConnectRecord>(field: &str) -> TransformChain<R> {
     let config = cfg(&[
         ("transforms", "insert,rename"),
         ("transforms.insert.type", "InsertField$Value"),
-        ("transforms.insert.static.field", "origin"),
+        ("transforms.insert.static.field", field),
         ("transforms.insert.static.value", "bench"),
         ("transforms.rename.type", "ReplaceField$Value"),
         ("transforms.rename.renames", "city:town"),
@@ -167,7 +168,7 @@ async fn run_pipeline(cluster: Arc<dyn KafkaCluster>, count: Count) -> Duration 
             topic: Arc::from(TOPIC),
         }),
         task_config: ConfigMap::new(),
-        transforms: Some(chain()),
+        transforms: Some(chain("origin")),
         key_converter: (json(&registry, ConverterRole::Key), "JsonConverter".into()),
         value_converter: (
             json(&registry, ConverterRole::Value),
@@ -445,7 +446,7 @@ async fn run_sink(cluster: Arc<dyn KafkaCluster>) -> Duration {
     let plugins = SinkPlugins {
         task: Box::new(NoopSink(seen.clone())),
         task_config: ConfigMap::new(),
-        transforms: Some(chain()),
+        transforms: Some(chain("sink_origin")),
         key_converter: (json(&registry, ConverterRole::Key), "JsonConverter".into()),
         value_converter: (
             json(&registry, ConverterRole::Value),

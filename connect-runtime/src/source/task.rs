@@ -108,10 +108,17 @@ impl DeliverySink for AckQueue {
             offset: d.offset,
             timestamp: d.timestamp,
         });
-        if let Ok(mut q) = self.acks.lock() {
-            q.push((token, meta));
+        let first = match self.acks.lock() {
+            Ok(mut q) => {
+                q.push((token, meta));
+                q.len() == 1
+            }
+            Err(_) => true,
+        };
+        // One wake-up per batch of acks: the loop drains the whole queue.
+        if first {
+            self.notify.notify_one();
         }
-        self.notify.notify_one();
     }
 }
 
