@@ -335,7 +335,9 @@ impl Worker {
         initial: TargetState,
     ) -> Result<ConnectorInfo> {
         config.insert("name".into(), name.to_string());
-        let errors = self.validation_errors(&config)?;
+        // Validate what will run (provider references resolved); store what
+        // was given, so REST shows references, never secrets.
+        let errors = self.validation_errors(&self.resolved(&config)?)?;
         if !errors.is_empty() {
             return Err(invalid_config(&errors));
         }
@@ -376,7 +378,7 @@ impl Worker {
                 true,
             ));
         }
-        let errors = self.validation_errors(&config)?;
+        let errors = self.validation_errors(&self.resolved(&config)?)?;
         if !errors.is_empty() {
             return Err(invalid_config(&errors));
         }
