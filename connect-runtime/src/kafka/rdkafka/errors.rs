@@ -55,6 +55,8 @@ pub(super) fn kind_of(code: Code) -> KafkaErrorKind {
 pub(super) fn from_rd(e: &RdError, doing: impl std::fmt::Display) -> KafkaError {
     let kind = match e {
         RdError::ClientConfig(..) => KafkaErrorKind::Config,
+        // rdkafka reports no error code for admin operations; map their own.
+        RdError::AdminOp(code) => kind_of(*code),
         RdError::Transaction(t) if t.txn_requires_abort() => KafkaErrorKind::Fatal,
         RdError::Transaction(t) if t.is_retriable() => KafkaErrorKind::Retriable,
         RdError::Transaction(t) if t.is_fatal() => KafkaErrorKind::Fenced,
@@ -80,5 +82,15 @@ mod tests {
         assert_eq!(kind_of(Code::ProducerFenced), KafkaErrorKind::Fenced);
         assert!(!kind_of(Code::ProducerFenced).is_retriable());
         assert!(!kind_of(Code::MessageSizeTooLarge).is_retriable());
+    }
+
+    #[test]
+    fn admin_errors_keep_their_code() {
+        let e = from_rd(
+            &RdError::AdminOp(Code::OperationTimedOut),
+            "creating topic 't'",
+        );
+        assert_eq!(e.kind(), KafkaErrorKind::Timeout);
+        assert!(e.message().starts_with("creating topic 't': "), "{e}");
     }
 }

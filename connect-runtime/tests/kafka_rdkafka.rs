@@ -1,0 +1,87 @@
+//! rdkafka adapter behaviour specific to librdkafka's mock cluster: admin
+//! CreateTopics falls back to "unsupported", metadata works, and pattern
+//! subscriptions match whole topic names.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use connect_runtime::kafka::rdkafka::MockKafka;
+use connect_runtime::kafka::{
+    ClientConfig, ConsumerEvent, CreateTopicOutcome, KafkaCluster, KafkaErrorKind, NewTopic,
+    Subscription, TopicPartition,
+};
+use tokio::time::Instant;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_topics_times_out_on_the_mock_and_is_reported_unsupported() {
+    let mock = MockKafka::start(1, &[("existing", 3)]).unwrap();
+    let admin = mock.cluster().admin(&ClientConfig::new()).unwrap();
+    let outcome = admin
+        .create_topic(&NewTopic::new("wanted", 2), Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert!(
+        matches!(&outcome, CreateTopicOutcome::Unsupported { reason } if reason.contains("wanted")),
+        "{outcome:?}"
+    );
+    let d = admin
+        .describe_topic("existing", Duration::from_secs(10))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((d.partitions, d.replication_factor), (3, 1));
+    assert_eq!(
+        admin
+            .describe_topic("absent", Duration::from_secs(10))
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(admin
+        .list_topics(Duration::from_secs(10))
+        .await
+        .unwrap()
+        .contains(&"existing".to_string()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pattern_subscription_matches_whole_names() {
+    let mock = MockKafka::start(
+        1,
+        &[("metrics-cpu", 1), ("metrics-mem", 1), ("old-metrics-x", 1)],
+    )
+    .unwrap();
+    let config: ClientConfig = [("group.id", "pattern"), ("auto.offset.reset", "earliest")]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let mut consumer = mock.cluster().consumer(&config).unwrap();
+    consumer
+        .subscribe(&Subscription::Pattern("metrics-.*".into()))
+        .unwrap();
+    let want: BTreeSet<TopicPartition> = ["metrics-cpu", "metrics-mem"]
+        .into_iter()
+        .map(|t| TopicPartition::new(t, 0))
+        .collect();
+    let mut assigned = BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while assigned != want {
+        assert!(Instant::now() < deadline, "assigned {assigned:?}");
+        if let Some(ConsumerEvent::Assigned(tps)) =
+            consumer.poll(Duration::from_millis(200)).await.unwrap()
+        {
+            assigned.extend(tps);
+        }
+    }
+}
+
+#[test]
+fn a_mock_cluster_needs_a_broker() {
+    let err = MockKafka::start(0, &[]).unwrap_err();
+    assert_eq!(err.kind(), KafkaErrorKind::Config);
+    let mock = MockKafka::start(1, &[]).unwrap();
+    assert_eq!(
+        mock.create_topic("t", 0).unwrap_err().kind(),
+        KafkaErrorKind::Config
+    );
+}
