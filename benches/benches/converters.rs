@@ -12,6 +12,8 @@
 //!
 //! Results and ratios: `benches/results/converters.md`.
 
+#![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
+
 use std::sync::Arc;
 
 use apache_avro::types::Value as AvroValue;
