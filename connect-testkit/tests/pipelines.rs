@@ -272,3 +272,62 @@ async fn offsets_wait_for_delayed_acknowledgements() {
         .unwrap();
     p.stop().await.unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn tolerated_transform_failures_go_to_the_dead_letter_queue() {
+    let kafka = MemoryKafka::new();
+    let mut p =
+        SourcePipeline::for_connector(&kafka, "counter", CounterSource::new(CounterLog::default()));
+    // "v0" cannot be cast to INT32: every record fails in the chain.
+    p.start(config(&[
+        ("count", "4"),
+        ("topic", "counts"),
+        ("transforms", "bad"),
+        (
+            "transforms.bad.type",
+            "org.apache.kafka.connect.transforms.Cast$Value",
+        ),
+        ("transforms.bad.spec", "int32"),
+        ("errors.tolerance", "all"),
+        ("errors.deadletterqueue.topic.name", "dlq"),
+        ("errors.deadletterqueue.context.headers.enable", "true"),
+    ]))
+    .await
+    .unwrap();
+    let dead = p.wait_for_records("dlq", 4, WAIT).await.unwrap();
+    p.wait_for_offset(&counter_partition(), WAIT, |o| *o == offset(3))
+        .await
+        .unwrap();
+    p.stop().await.unwrap();
+    assert!(topic_values(&p, "counts").is_empty());
+    let stage = dead[0]
+        .headers
+        .iter()
+        .find(|(k, _)| k == "__connect.errors.stage")
+        .and_then(|(_, v)| v.clone());
+    assert_eq!(stage.as_deref(), Some(&b"TRANSFORMATION"[..]));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tolerated_produce_failure_keeps_the_source_offset() {
+    let kafka = MemoryKafka::new();
+    kafka.create_topic(&NewTopic::new("counts", 1)).unwrap();
+    kafka.fail_next_produce(1, FaultKind::Fatal);
+    let mut p =
+        SourcePipeline::for_connector(&kafka, "counter", CounterSource::new(CounterLog::default()));
+    p.start(config(&[
+        ("count", "1"),
+        ("topic", "counts"),
+        ("errors.tolerance", "all"),
+        ("errors.deadletterqueue.topic.name", "dlq"),
+    ]))
+    .await
+    .unwrap();
+    p.wait_for_records("dlq", 1, WAIT).await.unwrap();
+    let stored = p
+        .wait_for_offset(&counter_partition(), WAIT, |_| true)
+        .await
+        .unwrap();
+    p.stop().await.unwrap();
+    assert_eq!(stored, offset(0));
+}
