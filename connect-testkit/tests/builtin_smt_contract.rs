@@ -9,8 +9,6 @@ use connect_testkit::contract::{
     check_registered_smt_contract, EmptyConfig, Schemaless, SmtContract, Tombstones,
 };
 use connect_transforms::registry::TransformRegistry;
-use connect_transforms::util::Side;
-use connect_transforms::{cast, flatten};
 
 use EmptyConfig::{ConfigError, Defaults};
 use Tombstones::{Dropped, Kept, Rejected, Transformed, Unchanged};
@@ -148,13 +146,7 @@ fn contracts() -> Vec<SmtContract> {
 const KNOWN: &[(&str, &str)] = &[];
 
 fn registry() -> TransformRegistry {
-    let mut r = TransformRegistry::with_builtins();
-    // Cast and Flatten may not be wired into the built-in registry yet;
-    // registering them again under their class names is harmless.
-    r.register_sided(cast::CLASS, cast::Cast::new);
-    r.register_sided(flatten::CLASS, flatten::Flatten::new);
-    let _ = Side::Key;
-    r
+    TransformRegistry::with_builtins()
 }
 
 #[test]
