@@ -701,3 +701,68 @@ async fn consumer_config_errors_name_the_property() {
         .unwrap_err();
     assert!(err.to_string().contains("group.id"), "{err}");
 }
+
+mod properties {
+    use super::*;
+    use connect_runtime::kafka::partitioner::partition_for_key;
+    use proptest::prelude::*;
+
+    /// (key, value, explicit partition) of a generated record.
+    type Spec = (Option<Vec<u8>>, Option<Vec<u8>>, Option<i32>);
+
+    fn spec() -> impl Strategy<Value = Spec> {
+        (
+            proptest::option::of(proptest::collection::vec(any::<u8>(), 0..8)),
+            proptest::option::of(proptest::collection::vec(any::<u8>(), 0..16)),
+            proptest::option::of(0..3i32),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Whatever is produced is acknowledged with dense per-partition
+        /// offsets in send order, lands where Kafka's partitioner says, and is
+        /// read back unchanged and in order.
+        #[test]
+        fn produced_records_are_read_back_in_partition_order(specs in proptest::collection::vec(spec(), 1..60)) {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async {
+                let kafka = kafka_with_topic(3);
+                let (p, acks) = producer(&kafka, &[]);
+                for (token, (key, value, partition)) in specs.iter().enumerate() {
+                    let record = OutRecord {
+                        key: key.as_deref(),
+                        partition: *partition,
+                        ..OutRecord::new("t", value.as_deref())
+                    };
+                    p.send(&record, token as u64).unwrap();
+                }
+                p.flush(Duration::from_secs(5)).await.unwrap();
+                let acks = acks.take();
+                let mut next = [0i64; 3];
+                let mut expected: Vec<Vec<(Option<Vec<u8>>, Option<Vec<u8>>)>> = vec![Vec::new(); 3];
+                for (token, (key, value, partition)) in specs.iter().enumerate() {
+                    let (got_partition, offset, _) = acks[&(token as u64)].clone().unwrap();
+                    match (partition, key) {
+                        (Some(p), _) => assert_eq!(got_partition, *p),
+                        (None, Some(k)) => assert_eq!(got_partition, partition_for_key(k, 3)),
+                        (None, None) => {}
+                    }
+                    let slot = got_partition as usize;
+                    assert_eq!(offset, next[slot]);
+                    next[slot] += 1;
+                    expected[slot].push((key.clone(), value.clone()));
+                }
+                for (partition, want) in expected.iter().enumerate() {
+                    let got: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)> = kafka
+                        .records("t", partition as i32)
+                        .iter()
+                        .map(|r| (r.key.as_ref().map(|k| k.to_vec()), r.value.as_ref().map(|v| v.to_vec())))
+                        .collect();
+                    assert_eq!(&got, want, "partition {partition}");
+                }
+            });
+        }
+    }
+}
