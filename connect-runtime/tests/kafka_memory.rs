@@ -710,6 +710,9 @@ mod properties {
     /// (key, value, explicit partition) of a generated record.
     type Spec = (Option<Vec<u8>>, Option<Vec<u8>>, Option<i32>);
 
+    /// Key and value bytes of a record.
+    type KeyValue = (Option<Vec<u8>>, Option<Vec<u8>>);
+
     fn spec() -> impl Strategy<Value = Spec> {
         (
             proptest::option::of(proptest::collection::vec(any::<u8>(), 0..8)),
@@ -741,7 +744,7 @@ mod properties {
                 p.flush(Duration::from_secs(5)).await.unwrap();
                 let acks = acks.take();
                 let mut next = [0i64; 3];
-                let mut expected: Vec<Vec<(Option<Vec<u8>>, Option<Vec<u8>>)>> = vec![Vec::new(); 3];
+                let mut expected: Vec<Vec<KeyValue>> = vec![Vec::new(); 3];
                 for (token, (key, value, partition)) in specs.iter().enumerate() {
                     let (got_partition, offset, _) = acks[&(token as u64)].clone().unwrap();
                     match (partition, key) {
@@ -755,7 +758,7 @@ mod properties {
                     expected[slot].push((key.clone(), value.clone()));
                 }
                 for (partition, want) in expected.iter().enumerate() {
-                    let got: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)> = kafka
+                    let got: Vec<KeyValue> = kafka
                         .records("t", partition as i32)
                         .iter()
                         .map(|r| (r.key.as_ref().map(|k| k.to_vec()), r.value.as_ref().map(|v| v.to_vec())))
