@@ -185,8 +185,6 @@ async fn a_fatal_fetch_fails_the_sink_task() {
 }
 
 #[tokio::test(start_paused = true)]
-#[ignore = "connect-runtime bug: WorkerSinkTask records an async commit as done before the \
-            broker confirms it, so a failed commit is never retried (sink/task.rs commit)"]
 async fn a_failed_offset_commit_is_retried() {
     let kafka = MemoryKafka::new();
     kafka.create_topic(&NewTopic::new("t", 1)).unwrap();
@@ -201,8 +199,6 @@ async fn a_failed_offset_commit_is_retried() {
 }
 
 #[tokio::test(start_paused = true)]
-#[ignore = "connect-runtime bug: WorkerSourceTask passes commit_record the transformed record \
-            with its source_offset taken out (source/task.rs process); Kafka passes the record as polled"]
 async fn commit_record_gets_the_record_as_polled() {
     let kafka = MemoryKafka::new();
     let log = CounterLog::default();

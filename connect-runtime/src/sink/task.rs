@@ -588,7 +588,12 @@ impl WorkerSinkTask {
         }
         match safe.commit(&mut *self.consumer, mode).await {
             Ok(done) => {
-                self.committed.extend(done);
+                // An asynchronous commit may still fail after returning, so
+                // only a synchronous one counts as committed; the next flush
+                // commits the same offsets again if needed.
+                if mode == CommitMode::Sync {
+                    self.committed.extend(done);
+                }
                 Ok(())
             }
             Err(e) if e.is_retriable() => {

@@ -147,6 +147,14 @@ impl SubmittedRecords {
         s.record.take()
     }
 
+    /// Set the offset of a submission (in flight or done but not yet
+    /// committed): records carry their offset until their ack.
+    pub fn set_offset(&mut self, token: u64, offset: SourceMap) {
+        if let Some(s) = self.slot(token) {
+            s.offset = offset;
+        }
+    }
+
     /// Turn an in-flight submission into a dead-letter send: it stays in
     /// flight until the DLQ acknowledges it. Returns its source partition
     /// and offset (for the DLQ's context headers).

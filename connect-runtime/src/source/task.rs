@@ -401,28 +401,36 @@ impl WorkerSourceTask {
     /// One record: transforms, converters, produce.
     async fn process(&mut self, mut record: SourceRecord) -> Result<()> {
         let partition = record.source_partition.clone();
-        // The offset moves into the tracker; transforms never read it.
+        // Transforms never read the offset: keep it out of their way and put
+        // it back, so commit_record sees the record's own offset.
         let offset = mem::take(&mut record.source_offset);
 
-        let record = match self.transform(record).await? {
+        let mut record = match self.transform(record).await? {
             Transformed::Kept(r) => r,
             Transformed::Dropped => {
                 self.submit_done(partition, offset);
                 return Ok(());
             }
-            Transformed::Failed(original, failure) => {
+            Transformed::Failed(mut original, failure) => {
+                if let Some(o) = original.as_mut() {
+                    o.source_offset = offset.clone();
+                }
                 return self
                     .dead_letter(Submit::New(partition, offset), original, failure)
                     .await;
             }
         };
+        record.source_offset = offset;
         if let Some(failure) = self.convert(&record).await? {
+            let offset = record.source_offset.clone();
             return self
                 .dead_letter(Submit::New(partition, offset), Some(record), failure)
                 .await;
         }
         self.ensure_topic(&record.record.topic).await;
-        let token = self.tracker.submit(partition, offset);
+        // The offset travels with the record until its ack, then moves into
+        // the tracker (no copy on the hot path).
+        let token = self.tracker.submit(partition, SourceMap::new());
         self.send(token, record).await
     }
 
@@ -545,6 +553,10 @@ impl WorkerSourceTask {
         record: Option<SourceRecord>,
         failure: Failure,
     ) -> Result<()> {
+        if let (Submit::Existing(token), Some(r)) = (&at, &record) {
+            // An in-flight record's offset travels with it (see `process`).
+            self.tracker.set_offset(*token, r.source_offset.clone());
+        }
         let (partition, offset) = match &at {
             Submit::New(p, o) => (p.clone(), o.clone()),
             Submit::Existing(token) => match self.tracker.redirect_to_dead_letter(*token) {
@@ -706,7 +718,7 @@ impl WorkerSourceTask {
                     let Some(done) = self.tracker.complete(token) else {
                         continue;
                     };
-                    if let Some(record) = done.record {
+                    if let Some(mut record) = done.record {
                         let md = (!done.dead_letter).then(|| RecordMetadata {
                             topic: record.record.topic.clone(),
                             partition: meta.partition,
@@ -717,6 +729,10 @@ impl WorkerSourceTask {
                             .task
                             .commit_record(&record, md.as_ref())
                             .await?;
+                        if !done.dead_letter {
+                            self.tracker
+                                .set_offset(token, mem::take(&mut record.source_offset));
+                        }
                     }
                 }
                 Err(e) => self.delivery_failed(token, e).await?,
