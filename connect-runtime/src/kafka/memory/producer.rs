@@ -37,7 +37,7 @@ struct Pending {
     timestamp: Option<i64>,
     headers: Vec<(String, Option<Bytes>)>,
     token: u64,
-    txn: Option<(TxnId, u64)>,
+    txn: Option<TxnId>,
 }
 
 /// What the producer knows of a topic, and its sticky partition for null keys.
@@ -238,7 +238,7 @@ impl Producer for MemoryProducer {
         let q = &mut *guard;
         let txn = match (&q.txn.id, q.txn.current) {
             (None, _) => None,
-            (Some(_), Some(txn)) => q.txn.epoch.map(|e| (txn, e)),
+            (Some(_), Some(txn)) => Some(txn),
             (Some(id), None) => {
                 return Err(SendError::Kafka(KafkaError::fatal(format!(
                     "transactional producer '{id}' must begin_transaction before sending"
@@ -438,10 +438,9 @@ enum Append {
 
 /// Write `p` to its partition, moving its bytes into the log.
 fn append(state: &mut State, p: &mut Pending, now: i64) -> Append {
-    if let Some((txn, epoch)) = p.txn {
+    if let Some(txn) = p.txn {
         // A newer instance's init_transactions aborts and removes the
         // transaction, so a missing one means this producer was fenced.
-        let _ = epoch;
         if !state.txns.contains_key(&txn) {
             return Append::Failed(KafkaError::new(
                 KafkaErrorKind::Fenced,
@@ -502,11 +501,11 @@ fn append(state: &mut State, p: &mut Pending, now: i64) -> Append {
             headers: std::mem::take(&mut p.headers),
         },
         state: match p.txn {
-            Some((txn, _)) => RecordState::Pending(txn),
+            Some(txn) => RecordState::Pending(txn),
             None => RecordState::Committed,
         },
     });
-    if let Some((txn, _)) = p.txn {
+    if let Some(txn) = p.txn {
         if let Some(open) = state.txns.get_mut(&txn) {
             open.touched
                 .entry((Arc::clone(&p.topic), p.partition))
@@ -599,7 +598,7 @@ async fn deliver(
                         timestamp,
                     } => results.push((p.token, p.topic, Ok((partition, offset, timestamp)))),
                     Append::Failed(e) => {
-                        if let Some((txn, _)) = p.txn {
+                        if let Some(txn) = p.txn {
                             if let Some(open) = state.txns.get_mut(&txn) {
                                 open.failed = true;
                             }
