@@ -15,7 +15,7 @@
 //! let config = [("connector.class", "MySource"), ("tasks.max", "1")]
 //!     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
 //! worker.create_connector("my-source", config, TargetState::Started).await?;
-//! println!("{:?}", worker.connector_status("my-source"));
+//! println!("{:?}", worker.connector_status("my-source").await?);
 //! worker.shutdown().await;
 //! # Ok(()) }
 //! ```
