@@ -8,7 +8,7 @@
 //!
 //! Rust has no plugin class loading, so a worker is a small program that
 //! registers its plugins and hands over to
-//! [`run_standalone`](connect_runtime::standalone::run_standalone). To build
+//! [`run_standalone`]. To build
 //! a worker with your own connectors, copy this file and add your
 //! `register_source` / `register_sink` / `register_transform` calls.
 //!
