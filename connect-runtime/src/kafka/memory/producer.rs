@@ -59,7 +59,11 @@ struct TxnLocal {
 struct Queue {
     pending: Vec<Pending>,
     arena: BytesMut,
-    topics: HashMap<Arc<str>, TopicMeta>,
+    /// Topics this producer sent to, found through `topic_index`; `last`
+    /// spares hashing the name when records go to the same topic in a row.
+    topics: Vec<TopicMeta>,
+    topic_index: HashMap<Arc<str>, usize>,
+    last: usize,
     rng: u64,
     txn: TxnLocal,
 }
@@ -112,7 +116,9 @@ impl MemoryProducer {
             queue: Mutex::new(Queue {
                 pending: Vec::new(),
                 arena: BytesMut::new(),
-                topics: HashMap::new(),
+                topics: Vec::new(),
+                topic_index: HashMap::new(),
+                last: 0,
                 rng: seed | 1,
                 txn: TxnLocal {
                     id: config.get("transactional.id").cloned(),
@@ -245,25 +251,32 @@ impl Producer for MemoryProducer {
                 ))))
             }
         };
-        if !q.topics.contains_key(record.topic) {
-            let mut state = self.cluster.lock();
-            let topic = state.topic_or_create(record.topic)?;
-            let meta = TopicMeta {
-                name: Arc::clone(&topic.name),
-                partitions: topic.partition_count(),
-                sticky: None,
-                sticky_bytes: 0,
-            };
-            drop(state);
-            self.cluster.changed.notify_waiters();
-            q.topics.insert(Arc::clone(&meta.name), meta);
-        }
-        let Some(meta) = q.topics.get_mut(record.topic) else {
-            return Err(SendError::Kafka(KafkaError::fatal(format!(
-                "topic '{}' vanished",
-                record.topic
-            ))));
+        let cached = q
+            .topics
+            .get(q.last)
+            .filter(|m| &*m.name == record.topic)
+            .map(|_| q.last)
+            .or_else(|| q.topic_index.get(record.topic).copied());
+        let index = match cached {
+            Some(i) => i,
+            None => {
+                let mut state = self.cluster.lock();
+                let topic = state.topic_or_create(record.topic)?;
+                let meta = TopicMeta {
+                    name: Arc::clone(&topic.name),
+                    partitions: topic.partition_count(),
+                    sticky: None,
+                    sticky_bytes: 0,
+                };
+                drop(state);
+                self.cluster.changed.notify_waiters();
+                q.topic_index.insert(Arc::clone(&meta.name), q.topics.len());
+                q.topics.push(meta);
+                q.topics.len() - 1
+            }
         };
+        q.last = index;
+        let meta = &mut q.topics[index];
         let partition = match (record.partition, record.key) {
             (Some(p), _) if (0..meta.partitions).contains(&p) => p,
             (Some(p), _) => {
