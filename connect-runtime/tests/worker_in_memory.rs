@@ -296,7 +296,7 @@ async fn crash_before_offset_commit_repeats_but_never_loses() {
         })
         .await;
         // Crash: no graceful shutdown, the latest offsets may not be stored.
-        drop(w);
+        w.abort().await;
     }
     let before = stored(&s.store, "src");
     let w = worker(&s);
@@ -616,4 +616,171 @@ async fn stop_commits_and_resume_continues_from_the_stored_offset() {
     w.delete_connector("src").await.unwrap();
     assert!(w.connector_status("src").await.is_err());
     w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quiet_sources_move_their_offset_with_heartbeats() {
+    let s = setup();
+    let w = worker(&s);
+    w.create_connector(
+        "src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("heartbeat.only", "true"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("heartbeat offsets stored", || {
+        stored(&s.store, "src").is_some_and(|n| n >= 5)
+    })
+    .await;
+    assert!(
+        s.kafka.records("out", 0).is_empty(),
+        "no record was produced"
+    );
+    w.shutdown().await;
+}
+
+/// Store offset 4 for connector `src` by running it once to the end.
+async fn run_once(s: &Setup) {
+    let w = worker(s);
+    w.create_connector(
+        "src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "5"),
+            ("topic", "out"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("first run committed", || stored(&s.store, "src") == Some(4)).await;
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_stored_offset_fails_the_task_with_reset_instructions() {
+    let s = setup();
+    run_once(&s).await;
+    let w = worker(&s);
+    w.create_connector(
+        "src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "5"),
+            ("topic", "out"),
+            ("reject.stored.offset", "true"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    let mut trace = String::new();
+    eventually("task FAILED", || {
+        let st = futures::executor::block_on(w.connector_status("src")).unwrap();
+        trace = st.tasks[0].state.trace.clone().unwrap_or_default();
+        st.tasks[0].state.state == "FAILED"
+    })
+    .await;
+    assert!(trace.contains("resume token expired"), "{trace}");
+    assert!(trace.contains("DELETE /connectors/src/offsets"), "{trace}");
+    assert!(trace.contains("offsets.invalid.policy=reset"), "{trace}");
+    assert_eq!(
+        stored(&s.store, "src"),
+        Some(4),
+        "nothing is reset behind the user's back"
+    );
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_stored_offset_is_reset_and_the_task_starts_over() {
+    let s = setup();
+    run_once(&s).await;
+    let w = worker(&s);
+    w.create_connector(
+        "src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "5"),
+            ("topic", "out"),
+            ("reject.stored.offset", "true"),
+            ("offsets.invalid.policy", "reset"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    // Started over from its default position: v0..v4 a second time.
+    eventually("records produced again", || {
+        s.kafka.records("out", 0).len() == 10
+    })
+    .await;
+    let status = w.connector_status("src").await.unwrap();
+    assert_eq!(status.tasks[0].state.state, "RUNNING");
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sink_crash_before_its_commit_redelivers_the_records() {
+    let s = setup();
+    let cluster: Arc<dyn KafkaCluster> = Arc::new(s.kafka.clone());
+    // Offsets are only committed on a (10 minute) flush or a clean stop.
+    let slow = [("offset.flush.interval.ms", "600000")];
+    let w = worker_with(cluster.clone(), s.store.clone(), &s.collected, &slow);
+    w.create_connector(
+        "src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "5"),
+            ("topic", "out"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    w.create_connector(
+        "sink",
+        props(&[("connector.class", "CollectingSink"), ("topics", "out")]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("sink got all 5", || {
+        s.collected.0.lock().unwrap().len() == 5
+    })
+    .await;
+    assert!(s.kafka.committed_offsets("connect-sink").is_empty());
+    w.abort().await;
+    let w = worker_with(cluster, s.store.clone(), &s.collected, &slow);
+    w.create_connector(
+        "sink",
+        props(&[("connector.class", "CollectingSink"), ("topics", "out")]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("records redelivered after the crash", || {
+        s.collected.0.lock().unwrap().len() == 10
+    })
+    .await;
+    let got = s.collected.0.lock().unwrap().clone();
+    for n in 0..5 {
+        assert_eq!(
+            got.iter().filter(|v| **v == format!("v{n}")).count(),
+            2,
+            "v{n}"
+        );
+    }
+    w.shutdown().await;
+    assert!(
+        s.kafka
+            .committed_offsets("connect-sink")
+            .values()
+            .any(|&o| o == 5),
+        "a clean stop commits"
+    );
 }

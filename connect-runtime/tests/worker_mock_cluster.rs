@@ -200,7 +200,7 @@ async fn crash_and_restart_over_the_wire_loses_nothing() {
         .await
         .unwrap();
         read(&cluster, "out", 10).await;
-        drop(w); // no graceful shutdown
+        w.abort().await; // a crash: no flush, no commit
     }
     let w = worker_on(cluster.clone(), store.clone(), &collected);
     w.create_connector(

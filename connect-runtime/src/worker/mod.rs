@@ -185,7 +185,22 @@ struct Inner {
     providers: providers::Providers,
 }
 
-/// Runs connectors; cheap to clone (a handle).
+impl Drop for Inner {
+    /// The last handle went away without `shutdown`: tell every task to stop.
+    /// Each one still flushes and commits on its own (if the runtime keeps
+    /// running); call [`Worker::shutdown`] to wait for that.
+    fn drop(&mut self) {
+        for entry in self.connectors.get_mut().values() {
+            for task in entry.tasks.values() {
+                let _ = task.control.send(TargetState::Stopped);
+            }
+        }
+    }
+}
+
+/// Runs connectors; cheap to clone (a handle). Dropping the last handle
+/// stops the tasks gracefully in the background; [`Worker::shutdown`] waits
+/// for them.
 #[derive(Clone)]
 pub struct Worker {
     inner: Arc<Inner>,
@@ -550,6 +565,25 @@ impl Worker {
             self.stop_connector(name, entry).await;
         }
         map.clear();
+    }
+
+    /// Kill every task at once, without flushing or committing, as a crash
+    /// (`kill -9`) would: for tests that prove recovery. Connectors and
+    /// their configs stay registered; their tasks show FAILED.
+    pub async fn abort(&self) {
+        let mut map = self.inner.connectors.lock().await;
+        for (name, entry) in map.iter_mut() {
+            for (t, running) in std::mem::take(&mut entry.tasks) {
+                running.handle.abort();
+                let _ = running.handle.await;
+                self.inner.status.task_state(
+                    &task_id(name, t),
+                    State::Failed,
+                    Some("aborted (Worker::abort)".into()),
+                );
+            }
+            entry.instance = None;
+        }
     }
 
     /// Source offsets of `name` as stored (KIP-875 `GET .../offsets` for sources).

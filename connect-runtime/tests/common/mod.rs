@@ -25,6 +25,8 @@ pub(crate) struct CountingTask {
     topic: String,
     partition: Arc<SourceMap>,
     name: String,
+    heartbeat_only: bool,
+    context: Option<Arc<dyn SourceTaskContext>>,
 }
 
 /// Per connector name: records polled and records acknowledged
@@ -68,12 +70,34 @@ impl SourceTask for CountingTask {
             .unwrap_or(10);
         self.topic = config.get("topic").cloned().unwrap_or_else(|| "out".into());
         self.name = config.get("name").cloned().unwrap_or_default();
+        self.heartbeat_only = config.get("heartbeat.only").is_some_and(|v| v == "true");
         if let Some(o) = ctx.offset_storage_reader().offset(&self.partition) {
+            if config
+                .get("reject.stored.offset")
+                .is_some_and(|v| v == "true")
+            {
+                return Err(connect_api::ConnectError::offset_invalid(
+                    SourceMap::clone(&self.partition),
+                    "the resume token expired",
+                ));
+            }
             self.next = o["n"].as_i64().unwrap_or(-1) + 1;
         }
+        self.context = Some(ctx);
         Ok(())
     }
     async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
+        if self.heartbeat_only {
+            // A quiet source: progress without records.
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            if let Some(ctx) = &self.context {
+                let mut off = SourceMap::new();
+                off.insert("n".into(), self.next.into());
+                ctx.heartbeat(self.partition.clone(), off);
+                self.next += 1;
+            }
+            return Ok(vec![]);
+        }
         if self.next >= self.count {
             tokio::time::sleep(Duration::from_millis(20)).await;
             return Ok(vec![]);
@@ -147,6 +171,8 @@ impl SourceConnector for PassThroughSource {
             topic: String::new(),
             partition: partition(),
             name: String::new(),
+            heartbeat_only: false,
+            context: None,
         })
     }
 }
@@ -246,6 +272,16 @@ pub(crate) fn worker_on(
     store: Arc<MemoryOffsetStore>,
     collected: &Collector,
 ) -> Worker {
+    worker_with(cluster, store, collected, &[])
+}
+
+/// A worker with extra (or overriding) worker properties.
+pub(crate) fn worker_with(
+    cluster: Arc<dyn KafkaCluster>,
+    store: Arc<MemoryOffsetStore>,
+    collected: &Collector,
+    extra: &[(&str, &str)],
+) -> Worker {
     let mut plugins = Plugins::with_builtins();
     plugins.register_source("test.PassThroughSource", &["PassThroughSource"], || {
         Box::new(PassThroughSource::default())
@@ -254,7 +290,7 @@ pub(crate) fn worker_on(
     plugins.register_sink("test.CollectingSink", &["CollectingSink"], move || {
         Box::new(CollectingSink(collected.clone(), ConfigMap::new()))
     });
-    let config = WorkerConfig::parse(&props(&[
+    let mut worker_props = props(&[
         (
             "key.converter",
             "org.apache.kafka.connect.json.JsonConverter",
@@ -264,8 +300,9 @@ pub(crate) fn worker_on(
             "org.apache.kafka.connect.json.JsonConverter",
         ),
         ("offset.flush.interval.ms", "50"),
-    ]))
-    .unwrap();
+    ]);
+    worker_props.extend(props(extra));
+    let config = WorkerConfig::parse(&worker_props).unwrap();
     Worker::new(config, plugins, cluster, store)
 }
 
