@@ -10,11 +10,18 @@
 //! - Avro: apache-avro encoding / decoding the equivalent prebuilt Avro value
 //!   with the same schema.
 //!
+//! The `paired_ratio` group measures each converter and its floor
+//! alternately in small blocks within one sample, so both see the same
+//! machine load; its reported "time" is the ratio converter/floor x 1000
+//! (1500 ns = 1.5x). On a shared, loaded machine those ratios are far more
+//! stable than ratios of separately measured figures.
+//!
 //! Results and ratios: `benches/results/converters.md`.
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use apache_avro::types::Value as AvroValue;
 use connect_api::logical::{decimal_schema, timestamp_schema};
@@ -353,5 +360,164 @@ fn bench_avro(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_json, bench_avro);
+/// Time `a` and `b` alternately in blocks of 32 iterations and report
+/// 1000 x (time of a / time of b) ns per iteration.
+fn paired(c: &mut Criterion, name: &str, mut a: impl FnMut(), mut b: impl FnMut()) {
+    let mut g = c.benchmark_group("paired_ratio");
+    g.bench_function(name, |bench| {
+        bench.iter_custom(|iters| {
+            let (mut ta, mut tb) = (Duration::ZERO, Duration::ZERO);
+            let mut done = 0;
+            while done < iters {
+                let n = (iters - done).min(32);
+                let t = Instant::now();
+                for _ in 0..n {
+                    a();
+                }
+                ta += t.elapsed();
+                let t = Instant::now();
+                for _ in 0..n {
+                    b();
+                }
+                tb += t.elapsed();
+                done += n;
+            }
+            let ratio_per_mille = ta.as_nanos() * 1000 / tb.as_nanos().max(1);
+            Duration::from_nanos(
+                u64::try_from(ratio_per_mille)
+                    .unwrap_or(u64::MAX)
+                    .saturating_mul(iters),
+            )
+        })
+    });
+    g.finish();
+}
+
+fn bench_paired(c: &mut Criterion) {
+    let schema = user_schema();
+    let value = user_value(&schema);
+    let user = user_struct();
+    let headers = Headers::new();
+    for schemas in [true, false] {
+        let label = if schemas {
+            "json_schemas_on"
+        } else {
+            "json_schemas_off"
+        };
+        let mut conv = json_converter(schemas);
+        let mut encoded = Vec::new();
+        conv.from_connect_data("t", &headers, Some(&schema), &value, &mut encoded)
+            .expect("encode");
+        let payload = serde_json::to_vec(&user).expect("floor encode");
+        let (mut b1, mut b2) = (Vec::with_capacity(4096), Vec::with_capacity(4096));
+        let conv_cell = std::cell::RefCell::new(conv);
+        paired(
+            c,
+            &format!("{label}_encode_vs_serde_json"),
+            || {
+                b1.clear();
+                conv_cell
+                    .borrow_mut()
+                    .from_connect_data("t", &headers, Some(&schema), black_box(&value), &mut b1)
+                    .expect("encode");
+            },
+            || {
+                b2.clear();
+                serde_json::to_writer(&mut b2, black_box(&user)).expect("encode");
+            },
+        );
+        paired(
+            c,
+            &format!("{label}_decode_vs_serde_json"),
+            || {
+                black_box(
+                    conv_cell
+                        .borrow_mut()
+                        .to_connect_data("t", &headers, Some(black_box(&encoded)))
+                        .expect("decode"),
+                );
+            },
+            || {
+                black_box(serde_json::from_slice::<User>(black_box(&payload)).expect("decode"));
+            },
+        );
+        if schemas {
+            paired(
+                c,
+                "json_schemas_on_decode_vs_serde_json_whole_envelope",
+                || {
+                    black_box(
+                        conv_cell
+                            .borrow_mut()
+                            .to_connect_data("t", &headers, Some(black_box(&encoded)))
+                            .expect("decode"),
+                    );
+                },
+                || {
+                    black_box(
+                        serde_json::from_slice::<Envelope>(black_box(&encoded)).expect("decode"),
+                    );
+                },
+            );
+        }
+    }
+    let registry = Arc::new(MemorySchemaRegistry::new());
+    let conv = std::cell::RefCell::new(AvroConverter::with_client(registry.clone()));
+    let mut encoded = Vec::new();
+    conv.borrow_mut()
+        .from_connect_data("t", &headers, Some(&schema), &value, &mut encoded)
+        .expect("encode");
+    let avro_schema =
+        apache_avro::Schema::parse_str(&registry.schema_by_id(1).expect("registered"))
+            .expect("schema");
+    let floor_bytes = encoded[5..].to_vec();
+    let u = user_struct();
+    let avro_user = AvroUser {
+        id: u.id,
+        name: u.name,
+        email: u.email,
+        age: u.age,
+        country: u.country,
+        balance: vec![0x12, 0xd6, 0x87],
+        created: u.created,
+        nickname: u.nickname,
+        active: u.active,
+        address: u.address,
+    };
+    let (mut b1, mut b2) = (Vec::with_capacity(4096), Vec::with_capacity(4096));
+    paired(
+        c,
+        "avro_encode_vs_apache_avro_serde",
+        || {
+            b1.clear();
+            conv.borrow_mut()
+                .from_connect_data("t", &headers, Some(&schema), black_box(&value), &mut b1)
+                .expect("encode");
+        },
+        || {
+            b2.clear();
+            apache_avro::write_avro_datum_ref(&avro_schema, black_box(&avro_user), &mut b2)
+                .expect("encode");
+        },
+    );
+    paired(
+        c,
+        "avro_decode_vs_apache_avro",
+        || {
+            black_box(
+                conv.borrow_mut()
+                    .to_connect_data("t", &headers, Some(black_box(&encoded)))
+                    .expect("decode"),
+            );
+        },
+        || {
+            let mut datum = black_box(&floor_bytes[..]);
+            black_box(
+                apache_avro::from_avro_datum(&avro_schema, &mut datum, None).expect("decode"),
+            );
+        },
+    );
+}
+
+criterion_group!(benches, bench_json, bench_avro, bench_paired);
 criterion_main!(benches);

@@ -157,8 +157,7 @@ impl JsonConverter {
         if !self.schemas_enabled {
             return payload::write_value(out, schema, value, &self.settings);
         }
-        let prefix = self.to_json.envelope_prefix(schema, &self.settings)?;
-        out.extend_from_slice(&prefix);
+        self.to_json.write_prefix(schema, &self.settings, out)?;
         payload::write_value(out, schema, value, &self.settings)?;
         out.push(b'}');
         Ok(())
@@ -299,22 +298,25 @@ impl ToJsonCache {
         }
     }
 
-    fn envelope_prefix(
+    /// Append the `{"schema":S,"payload":` prefix of `schema` to `out`.
+    fn write_prefix(
         &mut self,
         schema: Option<&Schema>,
         settings: &Settings,
-    ) -> Result<Arc<[u8]>> {
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
         let Some(schema) = schema else {
-            return Ok(self.null_prefix.clone());
+            out.extend_from_slice(&self.null_prefix);
+            return Ok(());
         };
-        self.rendered
-            .get_or_try_insert(schema, |schema| {
-                let mut out = b"{\"schema\":".to_vec();
-                schema::render_schema(&mut out, schema, None, settings)?;
-                out.extend_from_slice(b",\"payload\":");
-                Ok(Arc::from(out))
-            })
-            .map(|p| p.clone())
+        let prefix = self.rendered.get_or_try_insert(schema, |schema| {
+            let mut rendered = b"{\"schema\":".to_vec();
+            schema::render_schema(&mut rendered, schema, None, settings)?;
+            rendered.extend_from_slice(b",\"payload\":");
+            Ok(Arc::from(rendered))
+        })?;
+        out.extend_from_slice(prefix);
+        Ok(())
     }
 }
 

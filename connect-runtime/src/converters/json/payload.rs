@@ -90,7 +90,7 @@ pub(crate) fn write_value(
                     "a schemaless Struct cannot be written: a Struct always has a schema",
                 ));
             };
-            if !s.schema().ptr_eq(schema)
+            if !same_schema(s.schema(), schema)
                 && s.schema() != schema
                 && !shaped_like_default(schema, s.schema())
             {
@@ -115,6 +115,35 @@ pub(crate) fn write_value(
         _ => return Err(mismatch()),
     }
     Ok(())
+}
+
+/// Equality by position, without hashing: a struct built from another
+/// (equal) schema object than its field's is the common case, and
+/// `IndexMap` equality would hash every field name per record. `false` only
+/// means "not proven equal" (the caller then falls back to `==`).
+fn same_schema(a: &Schema, b: &Schema) -> bool {
+    a.ptr_eq(b)
+        || (a.ty() == b.ty()
+            && a.is_optional() == b.is_optional()
+            && a.name() == b.name()
+            && a.version() == b.version()
+            && a.doc() == b.doc()
+            && a.parameters() == b.parameters()
+            && a.default_value() == b.default_value()
+            && a.field_count() == b.field_count()
+            && a.field_list()
+                .zip(b.field_list())
+                .all(|(x, y)| x.name() == y.name() && same_schema(x.schema(), y.schema()))
+            && opt_same(a.key_schema(), b.key_schema())
+            && opt_same(a.value_schema(), b.value_schema()))
+}
+
+fn opt_same(a: Option<&Schema>, b: Option<&Schema>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => same_schema(a, b),
+        (None, None) => true,
+        _ => false,
+    }
 }
 
 /// A struct default is built against its schema before the default is set
