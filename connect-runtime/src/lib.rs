@@ -5,13 +5,13 @@
 //! queue, the worker, its REST API and CLI.
 
 pub mod converters;
-pub mod kafka;
 pub mod errors;
+pub mod kafka;
 pub mod offsets;
-pub mod source;
-pub mod status;
-pub mod sink;
-pub mod worker;
 pub mod properties;
 pub mod rest;
+pub mod sink;
+pub mod source;
 pub mod standalone;
+pub mod status;
+pub mod worker;
