@@ -114,6 +114,12 @@ pub trait SourceTask: Send {
     /// Called once per record: with its metadata when Kafka acknowledged it,
     /// with `None` when it was dropped (filtered by a transform, or tolerated
     /// by `errors.tolerance=all`).
+    ///
+    /// Unlike Kafka, which keeps a copy of every polled record for this call,
+    /// the record given here is the one that was produced (after the
+    /// transforms; its source partition and offset are the polled ones). A
+    /// record dropped by a transform is passed as the runtime last held it.
+    /// Identify records by their source offset.
     async fn commit_record(
         &mut self,
         _record: &SourceRecord,
