@@ -118,8 +118,9 @@ pub trait SourceTask: Send {
     /// Unlike Kafka, which keeps a copy of every polled record for this call,
     /// the record given here is the one that was produced (after the
     /// transforms; its source partition and offset are the polled ones). A
-    /// record dropped by a transform is passed as the runtime last held it.
-    /// Identify records by their source offset.
+    /// record dropped by a transform is passed with its source partition and
+    /// offset only: the transform consumed its data. Identify records by
+    /// their source offset.
     async fn commit_record(
         &mut self,
         _record: &SourceRecord,

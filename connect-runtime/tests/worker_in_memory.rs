@@ -70,7 +70,7 @@ async fn filtered_records_still_commit_their_offsets() {
     let w = worker(&s);
     // Drop every record: Kafka would never commit these offsets (KAFKA-15296).
     w.create_connector(
-        "src",
+        "filt-src",
         props(&[
             ("connector.class", "PassThroughSource"),
             ("count", "5"),
@@ -86,10 +86,14 @@ async fn filtered_records_still_commit_their_offsets() {
     .await
     .unwrap();
     eventually("offset of the last dropped record", || {
-        stored(&s.store, "src") == Some(4)
+        stored(&s.store, "filt-src") == Some(4)
     })
     .await;
     assert!(topic_values(&s.kafka, "out").is_empty());
+    eventually("commit_record(None) for each dropped record", || {
+        dropped("filt-src") == 5
+    })
+    .await;
     w.shutdown().await;
 }
 

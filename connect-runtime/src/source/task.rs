@@ -16,7 +16,7 @@ use std::time::Duration;
 use connect_api::config::ConfigMap;
 use connect_api::converter::{Converter, HeaderConverter};
 use connect_api::source::{OffsetStorageReader, RecordMetadata, SourceTask, SourceTaskContext};
-use connect_api::{ConnectError, ErrorKind, Result, SourceMap, SourceRecord};
+use connect_api::{ConnectError, ErrorKind, Record, Result, SourceMap, SourceRecord};
 use connect_transforms::chain::TransformChain;
 use tokio::sync::{watch, Notify};
 use tokio::time::{Instant, MissedTickBehavior};
@@ -408,7 +408,11 @@ impl WorkerSourceTask {
         let mut record = match self.transform(record).await? {
             Transformed::Kept(r) => r,
             Transformed::Dropped => {
-                self.submit_done(partition, offset);
+                // The transform consumed the record: commit_record gets its
+                // source partition and offset (see SourceTask::commit_record).
+                let dropped = SourceRecord::new(partition, offset, Record::default());
+                self.plugins.task.commit_record(&dropped, None).await?;
+                self.submit_done(dropped.source_partition, dropped.source_offset);
                 return Ok(());
             }
             Transformed::Failed(mut original, failure) => {

@@ -31,17 +31,29 @@ pub(crate) struct CountingTask {
 
 /// Per connector name: records polled and records acknowledged
 /// (`commit_record` with metadata), for backpressure checks.
-static PROGRESS: Mutex<Vec<(String, u64, u64)>> = Mutex::new(Vec::new());
+static PROGRESS: Mutex<Vec<(String, u64, u64, u64)>> = Mutex::new(Vec::new());
 
-fn bump(name: &str, polled: u64, acked: u64) {
+fn bump(name: &str, polled: u64, acked: u64, dropped: u64) {
     let mut p = PROGRESS.lock().unwrap();
-    match p.iter_mut().find(|(n, _, _)| n == name) {
+    match p.iter_mut().find(|(n, _, _, _)| n == name) {
         Some(e) => {
             e.1 += polled;
             e.2 += acked;
+            e.3 += dropped;
         }
-        None => p.push((name.to_string(), polled, acked)),
+        None => p.push((name.to_string(), polled, acked, dropped)),
     }
+}
+
+/// Records of connector `name` that `commit_record` saw as dropped (no metadata).
+pub(crate) fn dropped(name: &str) -> u64 {
+    PROGRESS
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(n, _, _, _)| n == name)
+        .map(|e| e.3)
+        .unwrap_or(0)
 }
 
 /// (polled, acknowledged) records of connector `name` so far.
@@ -50,7 +62,7 @@ pub(crate) fn progress(name: &str) -> (u64, u64) {
         .lock()
         .unwrap()
         .iter()
-        .find(|(n, _, _)| n == name)
+        .find(|(n, _, _, _)| n == name)
         .map(|e| (e.1, e.2))
         .unwrap_or((0, 0))
 }
@@ -118,7 +130,7 @@ impl SourceTask for CountingTask {
                 )
             })
             .collect();
-        bump(&self.name, (end - self.next) as u64, 0);
+        bump(&self.name, (end - self.next) as u64, 0, 0);
         self.next = end;
         Ok(batch)
     }
@@ -128,8 +140,9 @@ impl SourceTask for CountingTask {
         metadata: Option<&connect_api::RecordMetadata>,
     ) -> Result<()> {
         let _ = record;
-        if metadata.is_some() {
-            bump(&self.name, 0, 1);
+        match metadata {
+            Some(_) => bump(&self.name, 0, 1, 0),
+            None => bump(&self.name, 0, 0, 1),
         }
         Ok(())
     }
