@@ -194,16 +194,7 @@ fn every_registered_transform_has_a_contract() {
 /// Breaks found on generated records at the time of writing: (SMT, the
 /// start of the violation). Tolerated so the suite stays green while
 /// connect-transforms is fixed.
-const KNOWN_GENERATED: &[(&str, &str)] = &[
-    // Renaming a logical schema (Timestamp, Date, Time, Decimal) drops its
-    // logical meaning: the output schema is a plain INT64/INT32/BYTES while
-    // the value is still logical, or, when the schema has a default, the
-    // rebuild fails with a SchemaBuilder (not a data) error.
-    ("SetSchemaMetadata$Value", "does not match its schema"),
-    ("SetSchemaMetadata$Value", "Invalid default value"),
-    ("SetSchemaMetadata$Key", "does not match its schema"),
-    ("SetSchemaMetadata$Key", "Invalid default value"),
-];
+const KNOWN_GENERATED: &[(&str, &str)] = &[];
 
 #[test]
 fn builtin_smts_hold_on_generated_records() {

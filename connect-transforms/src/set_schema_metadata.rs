@@ -3,6 +3,7 @@
 
 use connect_api::config::validators::Lambda;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, ConfigValue, Importance};
+use connect_api::logical::{self, LogicalType};
 use connect_api::transform::Transformation;
 use connect_api::{
     ConnectError, ConnectRecord, Result, Schema, SchemaBuilder, Struct, Type, Value,
@@ -130,7 +131,20 @@ impl Config {
             None => Ok(bare),
             // A struct default is bound to the old schema: rebind it too.
             Some(Value::Struct(d)) => b.default_value(self.rebind(d.clone(), &bare)).build(),
-            Some(d) => b.default_value(d.clone()).build(),
+            Some(d) => b
+                .default_value(self.retype(schema, &bare, d.clone())?)
+                .build(),
+        }
+    }
+
+    /// A renamed logical schema (Timestamp, Date, Time, Decimal) is no longer
+    /// logical: its values become their primitive encoding, so they still
+    /// match the schema (Kafka leaves a mismatch for the converter to trip on).
+    fn retype(&self, old: &Schema, new: &Schema, value: Value) -> Result<Value> {
+        if LogicalType::of(old).is_some() && LogicalType::of(new).is_none() {
+            logical::to_primitive(old, &value)
+        } else {
+            Ok(value)
         }
     }
 
@@ -187,7 +201,7 @@ impl<R: ConnectRecord> Transformation<R> for SetSchemaMetadata {
         let updated = self.cache.get_or_try_insert(&schema, |s| cfg.rename(s))?;
         let value = match value {
             Value::Struct(s) => cfg.rebind(s, &updated),
-            other => other,
+            other => cfg.retype(&schema, &updated, other)?,
         };
         self.side.set(&mut record, Some(updated), value);
         Ok(Some(record))
@@ -305,6 +319,25 @@ mod tests {
         );
         let rec = SinkRecord::new(Record::new("t", None, Value::Null), 0, 0);
         assert_eq!(t.apply(rec).unwrap().unwrap().record.value, Value::Null);
+    }
+
+    #[test]
+    fn renaming_a_logical_schema_keeps_the_value_valid() {
+        let mut t = smt(Side::Value, &[("schema.name", "my.Instant")]).unwrap();
+        let ts = logical::timestamp_builder()
+            .optional()
+            .default_value(Value::Timestamp(5))
+            .build()
+            .unwrap();
+        let rec = SinkRecord::new(Record::new("t", Some(ts), Value::Timestamp(42)), 0, 0);
+        let out = Transformation::<SinkRecord>::apply(&mut t, rec)
+            .unwrap()
+            .unwrap();
+        let schema = out.record.value_schema.clone().unwrap();
+        assert_eq!(schema.name(), Some("my.Instant"));
+        assert_eq!(out.record.value, Value::Int64(42));
+        assert_eq!(schema.default_value(), Some(&Value::Int64(5)));
+        schema.validate_value(&out.record.value).unwrap();
     }
 
     #[test]
