@@ -38,7 +38,7 @@ use connect_api::{
     Schema, SchemaBuilder, Struct, Type, Value,
 };
 
-use crate::replace_field::{
+use crate::util::{
     copy_schema_basics, fill_defaults, into_map, into_struct, or_default,
     replace_null_with_default_key, same_or_new, struct_builder_like, REPLACE_NULL_WITH_DEFAULT,
 };
@@ -556,7 +556,7 @@ impl<R: ConnectRecord> Transformation<R> for Cast {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replace_field::test_support::*;
+    use crate::util::test_support::*;
     use connect_api::logical::{date_schema, decimal_schema, time_schema, timestamp_schema};
     use connect_api::{ErrorKind, SinkRecord};
     use proptest::prelude::*;

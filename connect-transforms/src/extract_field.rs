@@ -24,7 +24,7 @@ use connect_api::config::{ConfigKey, ConfigType, Importance};
 use connect_api::transform::Transformation;
 use connect_api::{ConfigDef, ConfigMap, ConnectError, ConnectRecord, Result, Schema, Value};
 
-use crate::replace_field::{
+use crate::util::{
     into_map, into_struct, replace_null_with_default_key, take_field, REPLACE_NULL_WITH_DEFAULT,
 };
 use crate::util::{SchemaCache, Side};
@@ -314,7 +314,7 @@ impl<R: ConnectRecord> Transformation<R> for ExtractField {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replace_field::test_support::*;
+    use crate::util::test_support::*;
     use connect_api::{ErrorKind, SchemaBuilder, SinkRecord, Struct};
     use FieldSyntaxVersion::*;
 

@@ -26,7 +26,7 @@ use connect_api::{
     ConfigDef, ConfigMap, ConnectError, ConnectRecord, Result, Schema, Struct, Type, Value,
 };
 
-use crate::replace_field::{
+use crate::util::{
     builder_like, fill_defaults, into_map, into_struct, map_key, same_or_new, struct_builder_like,
     take_field,
 };
@@ -286,7 +286,7 @@ impl<R: ConnectRecord> Transformation<R> for Flatten {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replace_field::test_support::*;
+    use crate::util::test_support::*;
     use connect_api::logical::{decimal_schema, timestamp_schema};
     use connect_api::{Decimal, SchemaBuilder, SinkRecord};
     use proptest::prelude::*;

@@ -108,7 +108,7 @@ impl<R: ConnectRecord> Transformation<R> for HoistField {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replace_field::test_support::*;
+    use crate::util::test_support::*;
     use connect_api::{ErrorKind, Schema, SinkRecord};
 
     fn smt(side: Side, field: Option<&str>) -> Result<HoistField> {

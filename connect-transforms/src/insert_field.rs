@@ -27,7 +27,7 @@ use connect_api::{
     ConfigDef, ConfigMap, ConnectError, ConnectRecord, Result, Schema, Struct, Value,
 };
 
-use crate::replace_field::{
+use crate::util::{
     into_map, into_struct, map_put, or_default, replace_null_with_default_key, struct_builder_like,
     REPLACE_NULL_WITH_DEFAULT,
 };
@@ -353,7 +353,7 @@ impl<R: ConnectRecord> Transformation<R> for InsertField {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replace_field::test_support::*;
+    use crate::util::test_support::*;
     use connect_api::logical::TIMESTAMP_NAME;
     use connect_api::{ErrorKind, SchemaBuilder, SinkRecord, SourceRecord};
 

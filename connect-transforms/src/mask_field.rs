@@ -27,10 +27,10 @@ use connect_api::{
     values, ConfigDef, ConfigMap, ConnectError, ConnectRecord, Decimal, Result, Value,
 };
 
-use crate::replace_field::{
+use crate::util::Side;
+use crate::util::{
     fill_defaults, into_map, into_struct, replace_null_with_default_key, REPLACE_NULL_WITH_DEFAULT,
 };
-use crate::util::Side;
 
 /// Kafka's class name, without the `$Key` / `$Value` suffix.
 pub const CLASS: &str = "org.apache.kafka.connect.transforms.MaskField";
@@ -321,7 +321,7 @@ impl<R: ConnectRecord> Transformation<R> for MaskField {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replace_field::test_support::*;
+    use crate::util::test_support::*;
     use connect_api::logical::{date_schema, decimal_schema, time_schema, timestamp_schema};
     use connect_api::{ErrorKind, Schema, SchemaBuilder, SinkRecord, Struct};
 

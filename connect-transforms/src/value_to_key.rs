@@ -22,7 +22,7 @@ use connect_api::{
     ConfigDef, ConfigMap, ConnectError, ConnectRecord, Result, Schema, SchemaBuilder, Struct, Value,
 };
 
-use crate::replace_field::{replace_null_with_default_key, REPLACE_NULL_WITH_DEFAULT};
+use crate::util::{replace_null_with_default_key, REPLACE_NULL_WITH_DEFAULT};
 use crate::util::{require_map, require_struct, SchemaCache};
 
 /// Kafka's class name.
@@ -164,7 +164,7 @@ impl<R: ConnectRecord> Transformation<R> for ValueToKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replace_field::test_support::*;
+    use crate::util::test_support::*;
     use connect_api::{ErrorKind, SinkRecord};
 
     fn smt(pairs: &[(&str, &str)]) -> Result<ValueToKey> {
