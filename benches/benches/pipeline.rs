@@ -22,7 +22,7 @@ use connect_api::source::{SourceTask, SourceTaskContext};
 use connect_api::{
     Record, Result, Schema, SchemaBuilder, SinkRecord, SourceMap, SourceRecord, Struct, Value,
 };
-use connect_runtime::converters::{ConverterRegistry, ConverterRole};
+use connect_runtime::converters::{ConverterRegistry, TaskConverters};
 use connect_runtime::errors::ErrorConfig;
 use connect_runtime::kafka::memory::MemoryKafka;
 use connect_runtime::kafka::{
@@ -125,24 +125,30 @@ fn chain<R: connect_api::ConnectRecord>(field: &str) -> TransformChain<R> {
     TransformChain::from_config(&config, &TransformRegistry::with_builtins()).expect("valid chain")
 }
 
-fn json(
-    registry: &ConverterRegistry,
-    role: ConverterRole,
-) -> Box<dyn connect_api::converter::Converter> {
-    let key = role.class_key();
-    registry
-        .configured_converter(
-            &cfg(&[(key, "org.apache.kafka.connect.json.JsonConverter")]),
-            role,
-        )
-        .expect("json converter")
+/// JSON with schemas for keys and values, as the worker would pick them.
+fn json_converters() -> TaskConverters {
+    let worker = cfg(&[
+        (
+            "key.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+    ]);
+    TaskConverters::for_connector(
+        &ConverterRegistry::with_builtins(),
+        &ConfigMap::new(),
+        &worker,
+    )
+    .expect("json converters")
 }
 
 /// Sum of end offsets: how many records the topic holds.
 type Count = Arc<dyn Fn() -> u64 + Send + Sync>;
 
 async fn run_pipeline(cluster: Arc<dyn KafkaCluster>, count: Count) -> Duration {
-    let registry = ConverterRegistry::with_builtins();
     let settings = SourceTaskSettings {
         id: TaskId {
             connector: "bench".into(),
@@ -169,18 +175,7 @@ async fn run_pipeline(cluster: Arc<dyn KafkaCluster>, count: Count) -> Duration 
         }),
         task_config: ConfigMap::new(),
         transforms: Some(chain("origin")),
-        key_converter: (json(&registry, ConverterRole::Key), "JsonConverter".into()),
-        value_converter: (
-            json(&registry, ConverterRole::Value),
-            "JsonConverter".into(),
-        ),
-        header_converter: (
-            registry
-                .configured_header_converter(&ConfigMap::new())
-                .expect("header converter"),
-            "SimpleHeaderConverter".into(),
-        ),
-        dlq_converter: json(&registry, ConverterRole::Value),
+        converters: json_converters(),
     };
     let (control, rx) = tokio::sync::watch::channel(TargetState::Started);
     let base = count();
@@ -429,7 +424,6 @@ fn sink_in_memory(c: &mut Criterion) {
 }
 
 async fn run_sink(cluster: Arc<dyn KafkaCluster>) -> Duration {
-    let registry = ConverterRegistry::with_builtins();
     let seen = Arc::new(AtomicU64::new(0));
     let settings = SinkTaskSettings {
         id: TaskId {
@@ -447,18 +441,7 @@ async fn run_sink(cluster: Arc<dyn KafkaCluster>) -> Duration {
         task: Box::new(NoopSink(seen.clone())),
         task_config: ConfigMap::new(),
         transforms: Some(chain("sink_origin")),
-        key_converter: (json(&registry, ConverterRole::Key), "JsonConverter".into()),
-        value_converter: (
-            json(&registry, ConverterRole::Value),
-            "JsonConverter".into(),
-        ),
-        header_converter: (
-            registry
-                .configured_header_converter(&ConfigMap::new())
-                .expect("header converter"),
-            "SimpleHeaderConverter".into(),
-        ),
-        dlq_converter: json(&registry, ConverterRole::Value),
+        converters: json_converters(),
     };
     let (control, rx) = tokio::sync::watch::channel(TargetState::Started);
     let start = Instant::now();

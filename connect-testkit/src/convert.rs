@@ -9,7 +9,7 @@ use connect_runtime::converters::{ConverterRegistry, ConverterRole};
 use connect_runtime::kafka::{ConsumedRecord, OutHeader, TimestampType};
 
 /// Kafka's JSON converter class, the testkit's default key and value converter.
-pub const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
+pub use connect_runtime::converters::JSON_CONVERTER;
 
 /// A record as bytes, ready to produce.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,14 +6,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use connect_api::connector::ConnectorContext;
-use connect_api::{ConfigMap, ConnectError, Converter, HeaderConverter, Result};
-use connect_runtime::converters::{ConverterRegistry, ConverterRole};
+use connect_api::{ConfigMap, ConnectError, Result};
+use connect_runtime::converters::{ConverterRegistry, TaskConverters};
 use connect_runtime::errors::ErrorConfig;
 use connect_runtime::status::{State, StatusListener, TargetState, TaskId};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::convert::{default_worker_config, JSON_CONVERTER};
+use crate::convert::default_worker_config;
 
 /// Task states as the runtime reports them.
 #[derive(Default)]
@@ -44,45 +44,15 @@ impl ConnectorContext for ConnectorLog {
 
 /// Converters, DLQ converter and error settings for one task.
 pub(crate) struct TaskParts {
-    pub(crate) key: (Box<dyn Converter>, String),
-    pub(crate) value: (Box<dyn Converter>, String),
-    pub(crate) header: (Box<dyn HeaderConverter>, String),
-    pub(crate) dlq_json: Box<dyn Converter>,
+    pub(crate) converters: TaskConverters,
     pub(crate) errors: ErrorConfig,
 }
 
-fn class(config: &ConfigMap, key: &str, default: &str) -> String {
-    config
-        .get(key)
-        .cloned()
-        .unwrap_or_else(|| default.to_string())
-}
-
+/// The task's converters as the worker picks them (the connector's own, else
+/// the testkit's default worker config: JSON with schemas).
 pub(crate) fn task_parts(config: &ConfigMap, registry: &ConverterRegistry) -> Result<TaskParts> {
-    let worker = default_worker_config();
-    let mut dlq_json = registry.create_converter(JSON_CONVERTER)?;
-    dlq_json.configure(
-        &[("schemas.enable".to_string(), "true".to_string())].into(),
-        false,
-    )?;
     Ok(TaskParts {
-        key: (
-            registry.connector_converter(config, &worker, ConverterRole::Key)?,
-            class(config, "key.converter", JSON_CONVERTER),
-        ),
-        value: (
-            registry.connector_converter(config, &worker, ConverterRole::Value)?,
-            class(config, "value.converter", JSON_CONVERTER),
-        ),
-        header: (
-            registry.connector_header_converter(config, &worker)?,
-            class(
-                config,
-                "header.converter",
-                "org.apache.kafka.connect.storage.SimpleHeaderConverter",
-            ),
-        ),
-        dlq_json,
+        converters: TaskConverters::for_connector(registry, config, &default_worker_config())?,
         errors: ErrorConfig::parse(config)?,
     })
 }

@@ -255,10 +255,7 @@ impl SourcePipeline {
             task,
             task_config: self.task_config.clone().unwrap_or_default(),
             transforms: (!transforms.is_empty()).then_some(transforms),
-            key_converter: parts.key,
-            value_converter: parts.value,
-            header_converter: parts.header,
-            dlq_converter: parts.dlq_json,
+            converters: parts.converters,
         };
         let cluster: Arc<dyn KafkaCluster> = Arc::new(self.kafka.clone());
         let control = self.runner.control();

@@ -13,6 +13,7 @@ mod number;
 mod schema_cache;
 mod simple_header;
 mod string;
+mod task;
 
 pub mod json;
 pub mod registry;
@@ -30,6 +31,7 @@ pub use number::{
 pub use registry::{ConverterRegistry, ConverterRole};
 pub use simple_header::SimpleHeaderConverter;
 pub use string::{StringConverter, CONVERTER_ENCODING};
+pub use task::{TaskConverters, JSON_CONVERTER};
 
 #[cfg(feature = "avro")]
 pub use avro::AvroConverter;

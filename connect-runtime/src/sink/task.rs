@@ -26,6 +26,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use super::commit::FlushedOffsets;
 use super::reporter::{reporter_enabled, DlqAcks, Reporter, TaskReporter};
+use crate::converters::TaskConverters;
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage};
 use crate::kafka::{
     ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, KafkaCluster, Subscription,
@@ -65,14 +66,8 @@ pub struct SinkPlugins {
     pub task_config: ConfigMap,
     /// The transformation chain (absent when `transforms` is empty).
     pub transforms: Option<TransformChain<SinkRecord>>,
-    /// Key converter and its class name.
-    pub key_converter: (Box<dyn Converter>, String),
-    /// Value converter and its class name.
-    pub value_converter: (Box<dyn Converter>, String),
-    /// Header converter and its class name.
-    pub header_converter: (Box<dyn HeaderConverter>, String),
-    /// JSON converter rendering records reported after their raw bytes are gone.
-    pub dlq_converter: Box<dyn Converter>,
+    /// Key, value and header converters, and the DLQ's JSON converter.
+    pub converters: TaskConverters,
 }
 
 /// Requests a task makes through its context, applied by the loop.
@@ -180,11 +175,12 @@ impl WorkerSinkTask {
             task,
             task_config,
             transforms,
-            key_converter,
-            value_converter,
-            header_converter,
-            dlq_converter: json,
+            converters,
         } = plugins;
+        let key_converter = (converters.key, converters.key_class);
+        let value_converter = (converters.value, converters.value_class);
+        let header_converter = (converters.header, converters.header_class);
+        let json = converters.dlq_json;
         let reporter = Arc::new(Reporter::new(
             settings.id.clone(),
             settings.errors.clone(),

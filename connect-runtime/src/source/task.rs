@@ -14,7 +14,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use connect_api::config::ConfigMap;
-use connect_api::converter::{Converter, HeaderConverter};
 use connect_api::source::{OffsetStorageReader, RecordMetadata, SourceTask, SourceTaskContext};
 use connect_api::{ConnectError, ErrorKind, Record, Result, SourceMap, SourceRecord};
 use connect_transforms::chain::TransformChain;
@@ -22,6 +21,7 @@ use tokio::sync::{watch, Notify};
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::submitted::SubmittedRecords;
+use crate::converters::TaskConverters;
 use crate::errors::dlq::{self, Origin};
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage};
 use crate::kafka::{
@@ -74,15 +74,8 @@ pub struct SourcePlugins {
     pub task_config: ConfigMap,
     /// The transformation chain (absent when `transforms` is empty).
     pub transforms: Option<TransformChain<SourceRecord>>,
-    /// Key converter and its class name (for error context).
-    pub key_converter: (Box<dyn Converter>, String),
-    /// Value converter and its class name.
-    pub value_converter: (Box<dyn Converter>, String),
-    /// Header converter and its class name.
-    pub header_converter: (Box<dyn HeaderConverter>, String),
-    /// JSON converter (schemas enabled) rendering records for the source DLQ,
-    /// which has no raw bytes to keep.
-    pub dlq_converter: Box<dyn Converter>,
+    /// Key, value and header converters, and the DLQ's JSON converter.
+    pub converters: TaskConverters,
 }
 
 /// Delivery outcomes collected from the producer's thread.
@@ -499,7 +492,8 @@ impl WorkerSourceTask {
     async fn convert(&mut self, record: &SourceRecord) -> Result<Option<Failure>> {
         let r = &record.record;
         let topic: &str = &r.topic;
-        let (hc, hc_name) = &mut self.plugins.header_converter;
+        let converters = &mut self.plugins.converters;
+        let (hc, hc_name) = (&mut converters.header, &converters.header_class);
         self.header_buf.clear();
         for h in r.headers.iter() {
             let out = self
@@ -513,7 +507,7 @@ impl WorkerSourceTask {
                 Err(failure) => return Ok(Some(failure)),
             }
         }
-        let (kc, kc_name) = &mut self.plugins.key_converter;
+        let (kc, kc_name) = (&mut converters.key, &converters.key_class);
         let key_buf = &mut self.key_buf;
         let out = self
             .pipeline
@@ -526,7 +520,7 @@ impl WorkerSourceTask {
             Ok(some) => self.key_some = some,
             Err(failure) => return Ok(Some(failure)),
         }
-        let (vc, vc_name) = &mut self.plugins.value_converter;
+        let (vc, vc_name) = (&mut converters.value, &converters.value_class);
         let value_buf = &mut self.value_buf;
         let out = self
             .pipeline
@@ -622,7 +616,7 @@ impl WorkerSourceTask {
         let (mut has_key, mut has_value) = (false, false);
         if let Some(r) = &record {
             let rec = &r.record;
-            let conv = &mut self.plugins.dlq_converter;
+            let conv = &mut self.plugins.converters.dlq_json;
             has_key = conv
                 .from_connect_data(
                     &topic,

@@ -43,17 +43,13 @@ pub use config::{
 };
 pub use plugins::{AnyConnector, ConnectorPlugin, Plugins};
 
-use crate::converters::{ConverterRegistry, ConverterRole};
+use crate::converters::TaskConverters;
 use crate::errors::ErrorConfig;
 use crate::kafka::{KafkaCluster, Subscription};
 use crate::offsets::OffsetStore;
 use crate::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
 use crate::source::{OffsetsInvalidPolicy, SourcePlugins, SourceTaskSettings, WorkerSourceTask};
 use crate::status::{State, StatusListener, TargetState, TaskId};
-
-/// The JSON converter class used to render records for the DLQ when no raw
-/// bytes exist.
-const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
 
 /// A connector's config and tasks, as `GET /connectors/{name}` shows them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -759,24 +755,10 @@ impl Worker {
         let inner = &self.inner;
         let connector_config = self.resolved(&entry.config)?;
         let task_config = self.resolved(&entry.task_configs[t as usize])?;
-        let worker = inner.config.originals();
-        let converters: &ConverterRegistry = inner.plugins.converters();
-        let key_converter = (
-            converters.connector_converter(&connector_config, worker, ConverterRole::Key)?,
-            converter_class(&connector_config, worker, "key.converter"),
-        );
-        let value_converter = (
-            converters.connector_converter(&connector_config, worker, ConverterRole::Value)?,
-            converter_class(&connector_config, worker, "value.converter"),
-        );
-        let header_converter = (
-            converters.connector_header_converter(&connector_config, worker)?,
-            converter_class(&connector_config, worker, "header.converter"),
-        );
-        let mut json = converters.create_converter(JSON_CONVERTER)?;
-        json.configure(
-            &[("schemas.enable".to_string(), "true".to_string())].into(),
-            false,
+        let converters = TaskConverters::for_connector(
+            inner.plugins.converters(),
+            &connector_config,
+            inner.config.originals(),
         )?;
         let errors = ErrorConfig::parse(&connector_config)?;
         // Before the task runs, so its own RUNNING is never overwritten; a
@@ -827,10 +809,7 @@ impl Worker {
                     task: c.create_task(),
                     task_config,
                     transforms: (!transforms.is_empty()).then_some(transforms),
-                    key_converter,
-                    value_converter,
-                    header_converter,
-                    dlq_converter: json,
+                    converters,
                 };
                 let task = WorkerSourceTask::new(
                     settings,
@@ -884,10 +863,7 @@ impl Worker {
                     task: c.create_task(),
                     task_config,
                     transforms: (!transforms.is_empty()).then_some(transforms),
-                    key_converter,
-                    value_converter,
-                    header_converter,
-                    dlq_converter: json,
+                    converters,
                 };
                 let task =
                     WorkerSinkTask::new(settings, plugins, inner.cluster.clone(), status, rx)?;
@@ -968,14 +944,6 @@ fn enforce_tasks_max(config: &ConfigMap) -> bool {
     !config
         .get("tasks.max.enforce")
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
-}
-
-fn converter_class(connector: &ConfigMap, worker: &ConfigMap, key: &str) -> String {
-    connector
-        .get(key)
-        .or_else(|| worker.get(key))
-        .cloned()
-        .unwrap_or_else(|| "org.apache.kafka.connect.storage.SimpleHeaderConverter".to_string())
 }
 
 /// Worker client properties with the connector's `<client>.override.*`
