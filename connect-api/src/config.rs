@@ -261,6 +261,25 @@ pub fn parse_value(ty: ConfigType, raw: &str) -> std::result::Result<ConfigValue
 }
 
 /// A check on one parsed config value.
+///
+/// ```
+/// use connect_api::config::{ConfigValue, Validator};
+///
+/// /// A topic name Kafka accepts.
+/// struct TopicName;
+/// impl Validator for TopicName {
+///     fn ensure_valid(&self, _: &str, v: &ConfigValue) -> Result<(), String> {
+///         match v {
+///             ConfigValue::String(s) if !s.is_empty() && s.len() <= 249
+///                 && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) => Ok(()),
+///             _ => Err("must be 1-249 characters of [a-zA-Z0-9._-]".into()),
+///         }
+///     }
+///     fn describe(&self) -> String { "a Kafka topic name".into() }
+/// }
+/// assert!(TopicName.ensure_valid("topic", &"orders".into()).is_ok());
+/// assert!(TopicName.ensure_valid("topic", &"a,b".into()).is_err());
+/// ```
 pub trait Validator: Send + Sync {
     /// `Err(message)` when `value` is not acceptable for key `name`.
     fn ensure_valid(&self, name: &str, value: &ConfigValue) -> std::result::Result<(), String>;

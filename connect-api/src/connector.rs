@@ -32,6 +32,24 @@ impl ConnectorType {
 }
 
 /// What a connector may ask of the runtime.
+///
+/// The runtime implements it; a test double records the calls:
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use connect_api::connector::ConnectorContext;
+/// use connect_api::ConnectError;
+///
+/// #[derive(Default)]
+/// struct Recorder { reconfigurations: AtomicUsize }
+/// impl ConnectorContext for Recorder {
+///     fn request_task_reconfiguration(&self) { self.reconfigurations.fetch_add(1, Ordering::Relaxed); }
+///     fn raise_error(&self, _: ConnectError) {}
+/// }
+/// let ctx = Recorder::default();
+/// ctx.request_task_reconfiguration();
+/// assert_eq!(ctx.reconfigurations.load(Ordering::Relaxed), 1);
+/// ```
 pub trait ConnectorContext: Send + Sync {
     /// Ask the runtime to call `task_configs` again and restart the tasks
     /// (the source system's shape changed: new tables, new files...).
@@ -156,6 +174,48 @@ pub trait SourceConnector: Connector {
 }
 
 /// A connector that writes from Kafka to an external system.
+///
+/// ```
+/// use std::sync::Arc;
+/// use async_trait::async_trait;
+/// use connect_api::config::{ConfigDef, ConfigMap};
+/// use connect_api::connector::{Connector, ConnectorContext, SinkConnector};
+/// use connect_api::sink::{SinkTask, SinkTaskContext};
+/// use connect_api::{Result, SinkRecord};
+///
+/// /// Every task gets the connector's config.
+/// #[derive(Default)]
+/// struct Discard { config: ConfigMap }
+/// struct DiscardTask;
+///
+/// #[async_trait]
+/// impl SinkTask for DiscardTask {
+///     async fn start(&mut self, _: &ConfigMap, _: Arc<dyn SinkTaskContext>) -> Result<()> { Ok(()) }
+///     async fn put(&mut self, _: &[SinkRecord]) -> Result<()> { Ok(()) }
+///     async fn stop(&mut self) -> Result<()> { Ok(()) }
+/// }
+///
+/// #[async_trait]
+/// impl Connector for Discard {
+///     fn version(&self) -> String { "1.0".into() }
+///     fn config_def(&self) -> ConfigDef { ConfigDef::new() }
+///     async fn start(&mut self, config: &ConfigMap, _: Arc<dyn ConnectorContext>) -> Result<()> {
+///         self.config = config.clone();
+///         Ok(())
+///     }
+///     async fn task_configs(&mut self, max: usize) -> Result<Vec<ConfigMap>> {
+///         Ok(vec![self.config.clone(); max])
+///     }
+///     async fn stop(&mut self) -> Result<()> { Ok(()) }
+/// }
+///
+/// impl SinkConnector for Discard {
+///     fn create_task(&self) -> Box<dyn SinkTask> { Box::new(DiscardTask) }
+/// }
+/// let mut c = Discard::default();
+/// let configs = futures::executor::block_on(c.task_configs(3)).unwrap();
+/// assert_eq!(configs.len(), 3);
+/// ```
 #[async_trait]
 pub trait SinkConnector: Connector {
     /// A fresh, unstarted task (see [`SourceConnector::create_task`]).

@@ -90,6 +90,30 @@ pub trait Converter: Send {
 }
 
 /// Turns header values into bytes and back.
+///
+/// ```
+/// use connect_api::config::ConfigMap;
+/// use connect_api::converter::{HeaderConverter, SchemaAndValue};
+/// use connect_api::{ConnectError, Result, Schema, Value};
+///
+/// /// Header values as their `Values` string form, read back as strings.
+/// struct AsText;
+/// impl HeaderConverter for AsText {
+///     fn configure(&mut self, _: &ConfigMap) -> Result<()> { Ok(()) }
+///     fn from_connect_header(&mut self, _: &str, _: &str, _: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>> {
+///         Ok((!value.is_null()).then(|| connect_api::values::convert_to_string(value).into_bytes()))
+///     }
+///     fn to_connect_header(&mut self, _: &str, key: &str, bytes: Option<&[u8]>) -> Result<SchemaAndValue> {
+///         let Some(b) = bytes else { return Ok(SchemaAndValue::NULL) };
+///         let s = std::str::from_utf8(b).map_err(|e| ConnectError::data_at(key, e.to_string()))?;
+///         Ok(SchemaAndValue::new(Some(Schema::optional_string()), Value::from(s)))
+///     }
+/// }
+/// let mut c = AsText;
+/// let bytes = c.from_connect_header("t", "retries", None, &Value::Int32(3)).unwrap();
+/// assert_eq!(bytes.as_deref(), Some(&b"3"[..]));
+/// assert_eq!(c.to_connect_header("t", "retries", bytes.as_deref()).unwrap().value, Value::from("3"));
+/// ```
 #[allow(clippy::wrong_self_convention)] // Kafka's method names, kept on purpose
 pub trait HeaderConverter: Send {
     /// Configure (`header.converter.*` without the prefix).

@@ -41,6 +41,29 @@ pub type TopicPartitionOffsets = BTreeMap<TopicPartition, i64>;
 
 /// Reports a record the sink task could not write (KIP-610), so it goes to
 /// the error log and the dead letter queue instead of failing the task.
+///
+/// A sink task uses it like this (the runtime provides the reporter):
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use futures::future::BoxFuture;
+/// use connect_api::sink::ErrantRecordReporter;
+/// use connect_api::{ConnectError, Record, Result, SinkRecord, Value};
+///
+/// #[derive(Default)]
+/// struct Collect(Mutex<Vec<i64>>);
+/// impl ErrantRecordReporter for Collect {
+///     fn report(&self, record: &SinkRecord, _: &ConnectError) -> BoxFuture<'static, Result<()>> {
+///         self.0.lock().unwrap().push(record.kafka_offset);
+///         Box::pin(async { Ok(()) })
+///     }
+/// }
+/// let reporter = Arc::new(Collect::default());
+/// let bad = SinkRecord::new(Record::new("t", None, Value::from("not a number")), 0, 7);
+/// // In put(): skip what cannot be written, report it, carry on.
+/// futures::executor::block_on(reporter.report(&bad, &ConnectError::data("not a number"))).unwrap();
+/// assert_eq!(*reporter.0.lock().unwrap(), [7]);
+/// ```
 pub trait ErrantRecordReporter: Send + Sync {
     /// Report `record` with `error`. The runtime awaits every returned future
     /// before committing offsets; awaiting it here is optional. With
@@ -49,6 +72,32 @@ pub trait ErrantRecordReporter: Send + Sync {
 }
 
 /// What a sink task may ask of the runtime.
+///
+/// The runtime implements it (connect-testkit has a recording double). A
+/// task typically keeps the `Arc` from `start` and, after a transient
+/// failure in `put`, asks for a pause before redelivery:
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use connect_api::config::ConfigMap;
+/// use connect_api::sink::{ErrantRecordReporter, SinkTaskContext, TopicPartition, TopicPartitionOffsets};
+///
+/// #[derive(Default)]
+/// struct Ctx { config: ConfigMap, timeout: Mutex<Option<u64>> }
+/// impl SinkTaskContext for Ctx {
+///     fn configs(&self) -> &ConfigMap { &self.config }
+///     fn offset(&self, _: TopicPartitionOffsets) {}
+///     fn timeout(&self, ms: u64) { *self.timeout.lock().unwrap() = Some(ms); }
+///     fn assignment(&self) -> Vec<TopicPartition> { Vec::new() }
+///     fn pause(&self, _: &[TopicPartition]) {}
+///     fn resume(&self, _: &[TopicPartition]) {}
+///     fn request_commit(&self) {}
+///     fn errant_record_reporter(&self) -> Option<Arc<dyn ErrantRecordReporter>> { None }
+/// }
+/// let ctx = Ctx::default();
+/// ctx.timeout(5_000);
+/// assert_eq!(*ctx.timeout.lock().unwrap(), Some(5_000));
+/// ```
 pub trait SinkTaskContext: Send + Sync {
     /// The task's configuration.
     fn configs(&self) -> &ConfigMap;

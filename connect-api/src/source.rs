@@ -22,6 +22,23 @@ pub struct RecordMetadata {
 }
 
 /// Reads the offsets the runtime stored for this connector.
+///
+/// ```
+/// use connect_api::source::OffsetStorageReader;
+/// use connect_api::SourceMap;
+///
+/// /// One stored offset, as a test double.
+/// struct One(SourceMap, SourceMap);
+/// impl OffsetStorageReader for One {
+///     fn offset(&self, p: &SourceMap) -> Option<SourceMap> { (*p == self.0).then(|| self.1.clone()) }
+/// }
+/// let mut p = SourceMap::new();
+/// p.insert("filename".into(), "a.txt".into());
+/// let mut o = SourceMap::new();
+/// o.insert("position".into(), 42.into());
+/// let reader = One(p.clone(), o.clone());
+/// assert_eq!(reader.offsets(&[p.clone(), SourceMap::new()]), vec![(p, o)]);
+/// ```
 pub trait OffsetStorageReader: Send + Sync {
     /// The last committed offset of one source partition.
     fn offset(&self, partition: &SourceMap) -> Option<SourceMap>;
@@ -37,6 +54,26 @@ pub trait OffsetStorageReader: Send + Sync {
 }
 
 /// What a source task may ask of the runtime.
+///
+/// ```
+/// use std::sync::Arc;
+/// use connect_api::config::ConfigMap;
+/// use connect_api::source::{OffsetStorageReader, SourceTaskContext};
+/// use connect_api::SourceMap;
+///
+/// struct NoOffsets;
+/// impl OffsetStorageReader for NoOffsets {
+///     fn offset(&self, _: &SourceMap) -> Option<SourceMap> { None }
+/// }
+/// /// A context for a task's first start: its config, nothing stored.
+/// struct Fresh(ConfigMap, NoOffsets);
+/// impl SourceTaskContext for Fresh {
+///     fn configs(&self) -> &ConfigMap { &self.0 }
+///     fn offset_storage_reader(&self) -> &dyn OffsetStorageReader { &self.1 }
+/// }
+/// let ctx: Arc<dyn SourceTaskContext> = Arc::new(Fresh(ConfigMap::new(), NoOffsets));
+/// assert!(ctx.offset_storage_reader().offset(&SourceMap::new()).is_none());
+/// ```
 pub trait SourceTaskContext: Send + Sync {
     /// The task's configuration.
     fn configs(&self) -> &ConfigMap;
