@@ -349,14 +349,17 @@ impl WorkerSourceTask {
                 }
                 continue;
             }
+            // The flush waits for poll to return (it must, regularly):
+            // cancelling a poll on every flush tick would make tasks redo
+            // work (reopen files, re-issue queries). Only a state change
+            // (pause, stop) cancels a pending poll.
+            if flush_due(&mut flush) {
+                self.commit_offsets().await?;
+            }
             let batch = tokio::select! {
                 biased;
                 changed = self.control.changed() => {
                     if changed.is_err() { return self.final_commit().await; }
-                    continue;
-                }
-                _ = flush.tick() => {
-                    self.commit_offsets().await?;
                     continue;
                 }
                 batch = self.plugins.task.poll() => batch,
@@ -848,6 +851,13 @@ enum Submit {
     New(Arc<SourceMap>, SourceMap),
     /// Already submitted under this token (a failed delivery).
     Existing(u64),
+}
+
+/// Whether the flush interval has elapsed (consumes the tick if so).
+fn flush_due(flush: &mut tokio::time::Interval) -> bool {
+    let waker = futures::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    flush.poll_tick(&mut cx).is_ready()
 }
 
 /// Outcome of the transformation stage.
