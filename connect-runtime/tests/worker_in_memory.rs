@@ -788,3 +788,85 @@ async fn a_sink_crash_before_its_commit_redelivers_the_records() {
         "a clean stop commits"
     );
 }
+
+/// A source whose task count grows by one each time the runtime asks, and
+/// which asks for a reconfiguration once, shortly after it starts (as a
+/// connector that discovers a new table would).
+#[derive(Default)]
+struct Growing {
+    calls: usize,
+}
+
+#[async_trait::async_trait]
+impl connect_api::connector::Connector for Growing {
+    fn version(&self) -> String {
+        "1.0".into()
+    }
+    fn config_def(&self) -> connect_api::config::ConfigDef {
+        connect_api::config::ConfigDef::new()
+    }
+    async fn start(
+        &mut self,
+        _: &ConfigMap,
+        ctx: Arc<dyn connect_api::connector::ConnectorContext>,
+    ) -> connect_api::Result<()> {
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            ctx.request_task_reconfiguration();
+        });
+        Ok(())
+    }
+    async fn task_configs(&mut self, max: usize) -> connect_api::Result<Vec<ConfigMap>> {
+        self.calls += 1;
+        let topic = [("topic".to_string(), "out".to_string())].into();
+        Ok(vec![topic; self.calls.min(max)])
+    }
+    async fn stop(&mut self) -> connect_api::Result<()> {
+        Ok(())
+    }
+}
+
+impl connect_api::connector::SourceConnector for Growing {
+    fn create_task(&self) -> Box<dyn connect_api::source::SourceTask> {
+        PassThroughSource::default().create_task()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connector_that_requests_reconfiguration_gets_new_tasks() {
+    let s = setup();
+    let mut plugins = connect_runtime::worker::Plugins::with_builtins();
+    plugins.register_source(
+        "test.Growing",
+        &["Growing"],
+        || Box::new(Growing::default()),
+    );
+    let config = connect_runtime::worker::WorkerConfig::parse(&props(&[
+        (
+            "key.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+    ]))
+    .unwrap();
+    let cluster: Arc<dyn KafkaCluster> = Arc::new(s.kafka.clone());
+    let w = connect_runtime::worker::Worker::new(config, plugins, cluster, s.store.clone());
+    w.create_connector(
+        "grow",
+        props(&[("connector.class", "Growing"), ("tasks.max", "4")]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("two running tasks after the reconfiguration", || {
+        futures::executor::block_on(w.connector_status("grow"))
+            .map(|st| st.tasks.len() == 2 && st.tasks.iter().all(|t| t.state.state == "RUNNING"))
+            .unwrap_or(false)
+    })
+    .await;
+    assert_eq!(w.task_configs("grow").await.unwrap().len(), 2);
+    w.shutdown().await;
+}
