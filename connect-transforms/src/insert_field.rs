@@ -247,16 +247,16 @@ impl InsertField {
         value: Value,
     ) -> Result<(Schema, Value)> {
         let settings = &self.settings;
-        let (input, values) = into_struct(value, PURPOSE)?.into_parts();
+        // The input's values vector becomes the output's: the inserted
+        // fields come after the input's, so no new vector, no null fill.
+        let (input, mut values) = into_struct(value, PURPOSE)?.into_parts();
         let output = self
             .cache
             .get_or_try_insert(&input, |s| settings.derive(s))?;
-        let mut out = Struct::new(output.clone())?;
-        for (field, v) in input.field_list().zip(values) {
-            let v = or_default(v, field, settings.replace_null_with_default);
-            out.put_at_unchecked(field.index(), v);
+        for (field, v) in input.field_list().zip(values.iter_mut()) {
+            *v = or_default(std::mem::take(v), field, settings.replace_null_with_default);
         }
-        let mut next = input.field_count();
+        values.reserve(output.field_count().saturating_sub(values.len()));
         settings.each_value(record, true, |spec, v| {
             if v.is_null() && !spec.optional {
                 return Err(ConnectError::data_at(
@@ -264,11 +264,10 @@ impl InsertField {
                     "the field is configured as required (`!`) but the record has no value for it",
                 ));
             }
-            out.put_at_unchecked(next, v);
-            next += 1;
+            values.push(v);
             Ok(())
         })?;
-        Ok((output, Value::Struct(out)))
+        Ok((output.clone(), Value::Struct(Struct::from_parts(output, values)?)))
     }
 
     fn apply_map<R: ConnectRecord>(&self, record: &R, value: Value) -> Result<Value> {
