@@ -267,7 +267,10 @@ impl InsertField {
             values.push(v);
             Ok(())
         })?;
-        Ok((output.clone(), Value::Struct(Struct::from_parts(output, values)?)))
+        Ok((
+            output.clone(),
+            Value::Struct(Struct::from_parts(output, values)?),
+        ))
     }
 
     fn apply_map<R: ConnectRecord>(&self, record: &R, value: Value) -> Result<Value> {
