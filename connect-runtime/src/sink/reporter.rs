@@ -202,15 +202,12 @@ impl Reporter {
                             KafkaError::retriable("the DLQ producer queue stayed full")
                         }
                     };
-                    self.delivered_locally(token, e);
+                    // Report it through the sink so the waiting future resolves.
+                    self.acks.delivered(token, Err(e));
                     return;
                 }
             }
         }
-    }
-
-    fn delivered_locally(&self, token: u64, e: KafkaError) {
-        self.acks.delivered(token, Err(e));
     }
 
     fn log(&self, failure: &Failure, describe: impl FnOnce() -> String) {

@@ -386,12 +386,8 @@ impl WorkerSourceTask {
             _ => return,
         };
         for (partition, offset) in beats {
-            self.submit_done(partition, offset);
+            self.tracker.submit_done(partition, offset);
         }
-    }
-
-    fn submit_done(&mut self, partition: Arc<SourceMap>, offset: SourceMap) {
-        self.tracker.submit_done(partition, offset);
     }
 
     /// One record: transforms, converters, produce.
@@ -408,7 +404,8 @@ impl WorkerSourceTask {
                 // source partition and offset (see SourceTask::commit_record).
                 let dropped = SourceRecord::new(partition, offset, Record::default());
                 self.plugins.task.commit_record(&dropped, None).await?;
-                self.submit_done(dropped.source_partition, dropped.source_offset);
+                self.tracker
+                    .submit_done(dropped.source_partition, dropped.source_offset);
                 return Ok(());
             }
             Transformed::Failed(mut original, failure) => {
