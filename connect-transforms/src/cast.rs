@@ -39,8 +39,8 @@ use connect_api::{
 };
 
 use crate::util::{
-    copy_schema_basics, fill_defaults, into_map, into_struct, or_default,
-    replace_null_with_default_key, same_or_new, struct_builder_like, REPLACE_NULL_WITH_DEFAULT,
+    copy_schema_basics, fill_defaults, into_map, into_struct, replace_null_with_default_key,
+    same_or_new, struct_builder_like, REPLACE_NULL_WITH_DEFAULT,
 };
 use crate::util::{SchemaCache, Side};
 
@@ -90,7 +90,15 @@ pub struct Cast {
     side: Side,
     spec: Spec,
     replace_null_with_default: bool,
-    cache: SchemaCache,
+    cache: SchemaCache<Plan>,
+}
+
+/// What Cast does to the values of one input schema, derived once.
+#[derive(Debug, Clone)]
+struct Plan {
+    output: Schema,
+    /// For structs: the slots whose schema changes, with their target type.
+    casts: Vec<(usize, Type)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -138,6 +146,21 @@ impl Spec {
             Spec::Fields(f) => f.iter().find(|(n, _)| n == field).map(|(_, t)| *t),
             Spec::Whole(_) => None,
         }
+    }
+
+    fn plan(&self, input: &Schema) -> Result<Plan> {
+        let output = self.derive(input)?;
+        let casts = match self {
+            Spec::Whole(_) => Vec::new(),
+            // Fields whose schema is unchanged keep their value untouched.
+            Spec::Fields(_) => input
+                .field_list()
+                .zip(output.field_list())
+                .filter(|(from, to)| from.schema() != to.schema())
+                .map(|(from, to)| (from.index(), to.schema().ty()))
+                .collect(),
+        };
+        Ok(Plan { output, casts })
     }
 
     fn derive(&self, input: &Schema) -> Result<Schema> {
@@ -330,6 +353,8 @@ fn cast_to_string(value: Value) -> String {
     match value {
         Value::String(s) => s,
         Value::Bytes(b) => base64::engine::general_purpose::STANDARD.encode(&b),
+        Value::Float32(f) if java_plain_range(f64::from(f)) => plain_float_string(f),
+        Value::Float64(f) if java_plain_range(f) => plain_float_string(f),
         Value::Float32(f) => {
             java_float_string(f64::from(f), &format!("{f:e}"), || format!("{f:.1e}"))
         }
@@ -352,6 +377,26 @@ fn date_format_for(millis: i64) -> String {
         Value::Timestamp(millis)
     };
     values::convert_to_string(&v)
+}
+
+/// Whether Java writes `v` in plain notation: zero, or a magnitude in
+/// [1e-3, 1e7).
+fn java_plain_range(v: f64) -> bool {
+    v == 0.0 || (1e-3..1e7).contains(&v.abs())
+}
+
+/// Java's rendering of a float in its plain range: Rust's `Display` gives
+/// the same shortest round-trip digits without an exponent, and Java always
+/// writes a fraction (`3.0`, `-0.0`). One allocation, no digit juggling: this
+/// is the common case.
+fn plain_float_string(v: impl std::fmt::Display) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(24);
+    let _ = write!(out, "{v}");
+    if !out.contains('.') {
+        out.push_str(".0");
+    }
+    out
 }
 
 /// Java's `Double.toString` / `Float.toString` layout, given the shortest
@@ -469,33 +514,27 @@ impl Cast {
     }
 
     fn cast_struct(&mut self, value: Value) -> Result<(Schema, Value)> {
-        let rnwd = self.replace_null_with_default;
         let mut s = into_struct(value, PURPOSE)?;
+        if self.replace_null_with_default {
+            fill_defaults(&mut s);
+        }
+        // The input's values vector becomes the output's: only the cast
+        // slots are rewritten.
+        let (input, mut values) = s.into_parts();
         let spec = &self.spec;
-        let output = self
-            .cache
-            .get_or_try_insert(s.schema(), |s| spec.derive(s))?;
-        if output.ptr_eq(s.schema()) {
-            // No listed field in this schema.
-            if rnwd {
-                fill_defaults(&mut s);
-            }
-            return Ok((output, Value::Struct(s)));
-        }
-        let (input, values) = s.into_parts();
-        let mut out = Struct::new(output.clone())?;
-        for ((from, to), v) in input.field_list().zip(output.field_list()).zip(values) {
-            let v = or_default(v, from, rnwd);
-            // Fields not cast share their schema with the input.
-            let v = if from.schema() == to.schema() {
-                v
-            } else {
-                cast_value(Some(from.schema()), v, to.schema().ty())
-                    .map_err(|e| e.in_field(from.name()))?
+        let plan = self.cache.lookup(&input, |s| spec.plan(s))?;
+        for &(index, target) in &plan.casts {
+            let (Some(field), Some(slot)) = (input.field_at(index), values.get_mut(index)) else {
+                continue;
             };
-            out.put_at_unchecked(from.index(), v);
+            *slot = cast_value(Some(field.schema()), std::mem::take(slot), target)
+                .map_err(|e| e.in_field(field.name()))?;
         }
-        Ok((output, Value::Struct(out)))
+        let output = plan.output.clone();
+        Ok((
+            output.clone(),
+            Value::Struct(Struct::from_parts(output, values)?),
+        ))
     }
 
     fn cast_map(&self, value: Value, fields: &[(String, Type)]) -> Result<Value> {
@@ -534,7 +573,7 @@ impl<R: ConnectRecord> Transformation<R> for Cast {
             (Some(s), Spec::Whole(ty)) => {
                 let ty = *ty;
                 let spec = &self.spec;
-                let output = self.cache.get_or_try_insert(&s, |s| spec.derive(s))?;
+                let output = self.cache.lookup(&s, |s| spec.plan(s))?.output.clone();
                 (Some(output), cast_value(Some(&s), value, ty)?)
             }
             (Some(_), Spec::Fields(_)) => {

@@ -253,8 +253,12 @@ impl InsertField {
         let output = self
             .cache
             .get_or_try_insert(&input, |s| settings.derive(s))?;
-        for (field, v) in input.field_list().zip(values.iter_mut()) {
-            *v = or_default(std::mem::take(v), field, settings.replace_null_with_default);
+        if settings.replace_null_with_default {
+            for (field, v) in input.field_list().zip(values.iter_mut()) {
+                if v.is_null() {
+                    *v = or_default(Value::Null, field, true);
+                }
+            }
         }
         values.reserve(output.field_count().saturating_sub(values.len()));
         settings.each_value(record, true, |spec, v| {

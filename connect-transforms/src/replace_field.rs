@@ -29,7 +29,7 @@ use connect_api::{
 };
 
 use crate::util::{
-    fill_defaults, into_map, into_struct, map_key, replace_null_with_default_key, same_or_new,
+    into_map, into_struct, map_key, replace_null_with_default_key, same_or_new,
     struct_builder_like, take_field, SchemaCache, Side, REPLACE_NULL_WITH_DEFAULT,
 };
 
@@ -74,8 +74,7 @@ const WHITELIST: &str = "whitelist";
 pub struct ReplaceField {
     side: Side,
     settings: Settings,
-    cache: SchemaCache,
-    plan: Option<Plan>,
+    cache: SchemaCache<Plan>,
 }
 
 #[derive(Debug, Default)]
@@ -88,17 +87,27 @@ struct Settings {
     replace_null_with_default: bool,
 }
 
-/// The output schema of the last input schema and, for each output field,
-/// the index of the input field it comes from: the per-record work is then a
-/// pointer comparison and index moves, with no name lookups.
-#[derive(Debug)]
+/// The output schema of an input schema and, for each output field, the
+/// index of the input field it comes from (increasing): the per-record work
+/// is then index moves within the struct's own values, with no name lookups.
+#[derive(Debug, Clone)]
 struct Plan {
-    input: Schema,
     output: Schema,
     sources: Vec<usize>,
 }
 
 impl Settings {
+    fn plan(&self, input: &Schema) -> Result<Plan> {
+        Ok(Plan {
+            output: self.derive(input)?,
+            sources: input
+                .field_list()
+                .filter(|f| self.keeps(f.name()))
+                .map(Field::index)
+                .collect(),
+        })
+    }
+
     fn keeps(&self, name: &str) -> bool {
         !self.exclude.contains(name) && (self.include.is_empty() || self.include.contains(name))
     }
@@ -128,7 +137,6 @@ impl ReplaceField {
                 ..Settings::default()
             },
             cache: SchemaCache::new(),
-            plan: None,
         }
     }
 
@@ -174,49 +182,27 @@ impl ReplaceField {
             .define(replace_null_with_default_key())
     }
 
-    fn plan(&mut self, input: &Schema) -> Result<&Plan> {
-        let hit = matches!(&self.plan, Some(p) if p.input.ptr_eq(input));
-        if !hit {
-            let settings = &self.settings;
-            let output = self
-                .cache
-                .get_or_try_insert(input, |s| settings.derive(s))?;
-            let sources = input
-                .field_list()
-                .filter(|f| settings.keeps(f.name()))
-                .map(Field::index)
-                .collect();
-            self.plan = Some(Plan {
-                input: input.clone(),
-                output,
-                sources,
-            });
-        }
-        self.plan
-            .as_ref()
-            .ok_or_else(|| ConnectError::other("ReplaceField: no schema plan"))
-    }
-
     fn apply_struct(&mut self, value: Value) -> Result<(Schema, Value)> {
         let rnwd = self.settings.replace_null_with_default;
-        let mut s = into_struct(value, PURPOSE)?;
-        let plan = self.plan(s.schema())?;
-        if plan.output.ptr_eq(s.schema()) {
-            // Nothing to drop or rename in this schema.
-            let output = plan.output.clone();
-            if rnwd {
-                fill_defaults(&mut s);
-            }
-            return Ok((output, Value::Struct(s)));
-        }
-        let (input, mut values) = s.into_parts();
-        let mut out = Struct::new(plan.output.clone())?;
+        let (input, mut values) = into_struct(value, PURPOSE)?.into_parts();
+        let settings = &self.settings;
+        let plan = self.cache.lookup(&input, |s| settings.plan(s))?;
+        // Compact in place: sources increase and each target is at or
+        // before its source, so no slot is overwritten before it is read.
         for (target, &source) in plan.sources.iter().enumerate() {
             if let Some(field) = input.field_at(source) {
-                out.put_at_unchecked(target, take_field(&mut values, field, rnwd));
+                let v = take_field(&mut values, field, rnwd);
+                if let Some(slot) = values.get_mut(target) {
+                    *slot = v;
+                }
             }
         }
-        Ok((plan.output.clone(), Value::Struct(out)))
+        values.truncate(plan.sources.len());
+        let output = plan.output.clone();
+        Ok((
+            output.clone(),
+            Value::Struct(Struct::from_parts(output, values)?),
+        ))
     }
 
     fn apply_map(&self, value: Value) -> Result<Value> {
@@ -274,7 +260,6 @@ impl<R: ConnectRecord> Transformation<R> for ReplaceField {
             replace_null_with_default: parsed.get_bool(REPLACE_NULL_WITH_DEFAULT).unwrap_or(true),
         };
         self.cache = SchemaCache::new();
-        self.plan = None;
         Ok(())
     }
 

@@ -75,65 +75,93 @@ impl Side {
 /// Real pipelines see a handful of schemas, so a reset is rare and cheap.
 pub const SCHEMA_CACHE_SIZE: usize = 64;
 
-/// A bounded map from an input schema to the schema an SMT derives from it,
-/// so the derived schema is computed once per input schema, not per record.
+/// A bounded map from an input schema to what an SMT derives from it
+/// (by default the output schema; SMTs that rewrite structs also keep a
+/// per-schema plan of which slots to touch), so that work is done once per
+/// input schema, not per record.
 ///
 /// Lookup is by pointer identity first (converters hand out the same `Arc`
 /// for every record of a schema), then by equality.
-#[derive(Debug, Default)]
-pub struct SchemaCache {
+#[derive(Debug)]
+pub struct SchemaCache<T = Schema> {
     /// The last hit: most streams carry one schema, so this answers
     /// almost every lookup with a pointer comparison and no hashing.
-    last: Option<(Schema, Schema)>,
-    by_addr: HashMap<usize, (Schema, Schema)>,
+    last: Option<(Schema, T)>,
+    by_addr: HashMap<usize, (Schema, T)>,
 }
 
-impl SchemaCache {
+impl<T> Default for SchemaCache<T> {
+    fn default() -> Self {
+        SchemaCache {
+            last: None,
+            by_addr: HashMap::new(),
+        }
+    }
+}
+
+impl<T: Clone> SchemaCache<T> {
     /// An empty cache.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// The derived schema for `input`, computing it with `derive` on a miss.
+    /// What was derived for `input`, computing it with `derive` on a miss.
     pub fn get_or_try_insert(
         &mut self,
         input: &Schema,
-        derive: impl FnOnce(&Schema) -> Result<Schema>,
-    ) -> Result<Schema> {
-        if let Some((k, v)) = &self.last {
-            if k.ptr_eq(input) {
-                return Ok(v.clone());
-            }
+        derive: impl FnOnce(&Schema) -> Result<T>,
+    ) -> Result<T> {
+        self.lookup(input, derive).cloned()
+    }
+
+    /// Like [`SchemaCache::get_or_try_insert`], borrowing the cached entry
+    /// instead of cloning it.
+    pub fn lookup(
+        &mut self,
+        input: &Schema,
+        derive: impl FnOnce(&Schema) -> Result<T>,
+    ) -> Result<&T> {
+        let hit = matches!(&self.last, Some((k, _)) if k.ptr_eq(input));
+        if !hit {
+            self.refresh_last(input, derive)?;
         }
+        match &self.last {
+            Some((_, v)) => Ok(v),
+            None => Err(ConnectError::other(
+                "schema cache: entry missing after insert",
+            )),
+        }
+    }
+
+    /// Make `last` the entry of `input`: from the map, or derived.
+    fn refresh_last(
+        &mut self,
+        input: &Schema,
+        derive: impl FnOnce(&Schema) -> Result<T>,
+    ) -> Result<()> {
         if let Some((k, v)) = self.by_addr.get(&input.addr()) {
             if k.ptr_eq(input) {
-                let hit = (k.clone(), v.clone());
-                let derived = v.clone();
-                self.last = Some(hit);
-                return Ok(derived);
+                self.last = Some((k.clone(), v.clone()));
+                return Ok(());
             }
         }
-        if let Some(v) = self
+        let equal = self
             .by_addr
             .values()
             .find(|(k, _)| k == input)
-            .map(|(_, v)| v.clone())
-        {
-            self.insert(input, v.clone());
-            return Ok(v);
-        }
-        let derived = derive(input)?;
-        self.insert(input, derived.clone());
-        Ok(derived)
-    }
-
-    fn insert(&mut self, input: &Schema, derived: Schema) {
+            .map(|(_, v)| v.clone());
+        let derived = match equal {
+            Some(v) => v,
+            None => derive(input)?,
+        };
         if self.by_addr.len() >= SCHEMA_CACHE_SIZE {
             self.by_addr.clear();
         }
         // Keeping `input` alive keeps its address from being reused.
-        self.last = Some((input.clone(), derived.clone()));
-        self.by_addr.insert(input.addr(), (input.clone(), derived));
+        self.by_addr
+            .insert(input.addr(), (input.clone(), derived.clone()));
+        self.last = Some((input.clone(), derived));
+        Ok(())
     }
 
     /// Number of cached schemas.
