@@ -385,18 +385,12 @@ fn java_plain_range(v: f64) -> bool {
     v == 0.0 || (1e-3..1e7).contains(&v.abs())
 }
 
-/// Java's rendering of a float in its plain range: Rust's `Display` gives
-/// the same shortest round-trip digits without an exponent, and Java always
-/// writes a fraction (`3.0`, `-0.0`). One allocation, no digit juggling: this
-/// is the common case.
-fn plain_float_string(v: impl std::fmt::Display) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(24);
-    let _ = write!(out, "{v}");
-    if !out.contains('.') {
-        out.push_str(".0");
-    }
-    out
+/// Java's rendering of a float in its plain range. ryu (serde_json's
+/// formatter) writes the same shortest round-trip digits there, in plain
+/// notation with a `.0` for whole numbers (`3.0`, `-0.0`), as Java does;
+/// this is the common case, so it skips the digit juggling below.
+fn plain_float_string(v: impl ryu::Float) -> String {
+    ryu::Buffer::new().format_finite(v).to_owned()
 }
 
 /// Java's `Double.toString` / `Float.toString` layout, given the shortest

@@ -27,10 +27,10 @@ use connect_api::{
     values, ConfigDef, ConfigMap, ConnectError, ConnectRecord, Decimal, Result, Value,
 };
 
-use crate::util::Side;
 use crate::util::{
     fill_defaults, into_map, into_struct, replace_null_with_default_key, REPLACE_NULL_WITH_DEFAULT,
 };
+use crate::util::{SchemaCache, Side};
 
 /// Kafka's class name, without the `$Key` / `$Value` suffix.
 pub const CLASS: &str = "org.apache.kafka.connect.transforms.MaskField";
@@ -66,6 +66,8 @@ pub struct MaskField {
     fields: Vec<String>,
     replacement: Option<Replacement>,
     replace_null_with_default: bool,
+    /// Per input schema, the indices of the masked fields.
+    slots: SchemaCache<Vec<usize>>,
 }
 
 /// The replacement text, converted once into every type it can stand for.
@@ -201,6 +203,17 @@ fn type_zero(value: &Value) -> Result<Value> {
     })
 }
 
+/// The masked form of `value` (of `field`): null stays null; otherwise the
+/// replacement converted to the value's type, or the type's empty value.
+fn masked(replacement: Option<&Replacement>, field: &str, value: &Value) -> Result<Value> {
+    let out = match (replacement, value) {
+        (_, Value::Null) => Ok(Value::Null),
+        (None, v) => type_zero(v),
+        (Some(r), v) => r.for_value(v),
+    };
+    out.map_err(|e| e.in_field(field))
+}
+
 impl MaskField {
     /// An unconfigured MaskField acting on `side`.
     pub fn new(side: Side) -> Self {
@@ -209,6 +222,7 @@ impl MaskField {
             fields: Vec::new(),
             replacement: None,
             replace_null_with_default: true,
+            slots: SchemaCache::new(),
         }
     }
 
@@ -247,32 +261,26 @@ impl MaskField {
             .define(replace_null_with_default_key())
     }
 
-    fn masked(&self, field: &str, value: &Value) -> Result<Value> {
-        let out = match (&self.replacement, value) {
-            (_, Value::Null) => Ok(Value::Null),
-            (None, v) => type_zero(v),
-            (Some(r), v) => r.for_value(v),
-        };
-        out.map_err(|e| e.in_field(field))
-    }
-
     /// Masks in place: the schema does not change, so the struct is kept
     /// and only the masked (and defaulted) slots are rewritten.
-    fn mask_struct(&self, value: Value) -> Result<Value> {
+    fn mask_struct(&mut self, value: Value) -> Result<Value> {
         let mut s = into_struct(value, PURPOSE)?;
         if self.replace_null_with_default {
             fill_defaults(&mut s);
         }
-        let schema = s.schema().clone();
-        for name in &self.fields {
-            let Some(field) = schema.field(name) else {
+        let fields = &self.fields;
+        let slots = self.slots.lookup(s.schema(), |schema| {
+            Ok(fields
+                .iter()
+                .filter_map(|name| schema.field(name).map(|f| f.index()))
+                .collect())
+        })?;
+        for &index in slots {
+            let (Some(field), Some(current)) = (s.schema().field_at(index), s.get_at(index)) else {
                 continue;
             };
-            let Some(current) = s.get_at(field.index()) else {
-                continue;
-            };
-            let masked = self.masked(name, current)?;
-            s.put_at_unchecked(field.index(), masked);
+            let masked = masked(self.replacement.as_ref(), field.name(), current)?;
+            s.put_at_unchecked(index, masked);
         }
         Ok(Value::Struct(s))
     }
@@ -284,7 +292,7 @@ impl MaskField {
                 .iter_mut()
                 .find(|(k, _)| k.as_str() == Some(name.as_str()))
             {
-                Some((_, v)) => *v = self.masked(name, v)?,
+                Some((_, v)) => *v = masked(self.replacement.as_ref(), name, v)?,
                 None => entries.push((Value::String(name.clone()), Value::Null)),
             }
         }
@@ -300,6 +308,7 @@ impl<R: ConnectRecord> Transformation<R> for MaskField {
         self.fields = fields;
         self.replacement = parsed.get_string(REPLACEMENT).map(Replacement::new);
         self.replace_null_with_default = parsed.get_bool(REPLACE_NULL_WITH_DEFAULT).unwrap_or(true);
+        self.slots = SchemaCache::new();
         Ok(())
     }
 

@@ -162,8 +162,8 @@ struct Config {
 pub struct RegexRouter {
     config: Option<Config>,
     routed: HashMap<Arc<str>, Arc<str>>,
-    /// The last routing: records of one topic share its `Arc`, so a pointer
-    /// comparison skips hashing the topic for runs of the same topic.
+    /// The last routing: runs of records of one topic are answered by a
+    /// pointer or string comparison, without hashing the topic.
     last: Option<(Arc<str>, Arc<str>)>,
 }
 
@@ -175,7 +175,9 @@ impl RegexRouter {
 
     fn route(&mut self, topic: &Arc<str>) -> Result<Arc<str>> {
         if let Some((from, to)) = &self.last {
-            if Arc::ptr_eq(from, topic) {
+            // Same allocation, or the same short name from another one
+            // (sources often build the topic per record): no hashing.
+            if Arc::ptr_eq(from, topic) || **from == **topic {
                 return Ok(to.clone());
             }
         }

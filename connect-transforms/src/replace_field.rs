@@ -29,8 +29,8 @@ use connect_api::{
 };
 
 use crate::util::{
-    into_map, into_struct, map_key, replace_null_with_default_key, same_or_new,
-    struct_builder_like, take_field, SchemaCache, Side, REPLACE_NULL_WITH_DEFAULT,
+    fill_defaults, into_map, into_struct, map_key, replace_null_with_default_key, same_or_new,
+    struct_builder_like, SchemaCache, Side, REPLACE_NULL_WITH_DEFAULT,
 };
 
 /// Kafka's class name, without the `$Key` / `$Value` suffix.
@@ -187,22 +187,23 @@ impl ReplaceField {
         let (input, mut values) = into_struct(value, PURPOSE)?.into_parts();
         let settings = &self.settings;
         let plan = self.cache.lookup(&input, |s| settings.plan(s))?;
-        // Compact in place: sources increase and each target is at or
-        // before its source, so no slot is overwritten before it is read.
+        // Compact in place, as `Vec::retain` does: sources increase and each
+        // target is at or before its source, so a swap moves a kept value
+        // down and a dropped one up, to be truncated.
         for (target, &source) in plan.sources.iter().enumerate() {
-            if let Some(field) = input.field_at(source) {
-                let v = take_field(&mut values, field, rnwd);
-                if let Some(slot) = values.get_mut(target) {
-                    *slot = v;
-                }
+            if target != source && source < values.len() {
+                values.swap(target, source);
             }
         }
         values.truncate(plan.sources.len());
         let output = plan.output.clone();
-        Ok((
-            output.clone(),
-            Value::Struct(Struct::from_parts(output, values)?),
-        ))
+        // Renamed fields keep their schemas, so the output's defaults are
+        // the input's.
+        let mut s = Struct::from_parts(output.clone(), values)?;
+        if rnwd {
+            fill_defaults(&mut s);
+        }
+        Ok((output, Value::Struct(s)))
     }
 
     fn apply_map(&self, value: Value) -> Result<Value> {

@@ -332,6 +332,10 @@ pub(crate) fn take_field(values: &mut [Value], field: &Field, with_default: bool
 /// Replace, in place, each null field of `s` that has a default with that
 /// default (what Kafka's `Struct.get` reads), leaving other fields alone.
 pub(crate) fn fill_defaults(s: &mut Struct) {
+    // Nulls are rare: scan the values before touching the schema.
+    if !s.values().iter().any(Value::is_null) {
+        return;
+    }
     let schema = s.schema().clone();
     for field in schema.field_list() {
         if let Some(default) = field.schema().default_value() {
