@@ -74,10 +74,16 @@ impl SourceTask for Generator {
         let end = (self.next + 1000).min(self.total);
         let mut batch = Vec::with_capacity((end - self.next) as usize);
         for n in self.next..end {
-            let mut s = Struct::new(self.schema.clone())?;
-            s.put("id", n as i64)?
-                .put("name", "some name")?
-                .put("city", "Lyon")?;
+            // Values in field order: what a source that knows its schema
+            // builds (no per-field name lookup).
+            let s = Struct::from_parts(
+                self.schema.clone(),
+                vec![
+                    Value::Int64(n as i64),
+                    Value::from("some name"),
+                    Value::from("Lyon"),
+                ],
+            )?;
             let mut offset = SourceMap::new();
             offset.insert("n".into(), n.into());
             let mut record = Record::new(
@@ -179,7 +185,6 @@ async fn run_pipeline(cluster: Arc<dyn KafkaCluster>, count: Count) -> Duration 
     };
     let (control, rx) = tokio::sync::watch::channel(TargetState::Started);
     let base = count();
-    let start = Instant::now();
     let task = WorkerSourceTask::new(
         settings,
         plugins,
@@ -189,6 +194,8 @@ async fn run_pipeline(cluster: Arc<dyn KafkaCluster>, count: Count) -> Duration 
         rx,
     )
     .expect("task");
+    // As for `direct`, the clock starts once the producer exists.
+    let start = Instant::now();
     let handle = tokio::spawn(task.run());
     while count() < base + RECORDS {
         tokio::time::sleep(Duration::from_micros(200)).await;

@@ -136,6 +136,11 @@ async fn source_transform_failures_go_to_the_dlq_with_context() {
         header("__connect.errors.connector.name").as_deref(),
         Some("src")
     );
+    // As in Kafka: the class of the transformation that failed.
+    assert_eq!(
+        header("__connect.errors.class.name").as_deref(),
+        Some("org.apache.kafka.connect.transforms.TimestampRouter")
+    );
     assert_eq!(
         header("__connect.errors.source.offset").as_deref(),
         Some(r#"{"n":0}"#)

@@ -263,25 +263,41 @@ impl<R: ConnectRecord> TransformChain<R> {
 
     /// Run `record` through the chain: `Ok(None)` when a transform dropped it.
     pub fn apply(&mut self, mut record: R) -> Result<Option<R>> {
-        for stage in &mut self.stages {
-            if let Some(p) = stage.predicate {
-                let matches = self.predicates.get(p).is_some_and(|p| p.test(&record));
-                if matches == stage.negate {
-                    continue;
-                }
-            }
-            match stage.transform.apply(record) {
-                Ok(Some(r)) => record = r,
-                Ok(None) => return Ok(None),
-                Err(e) => {
-                    return Err(e.context(format_args!(
-                        "transform '{}' ({})",
-                        stage.alias, stage.class
-                    )))
-                }
+        for index in 0..self.stages.len() {
+            match self.apply_stage(index, record)? {
+                Some(r) => record = r,
+                None => return Ok(None),
             }
         }
         Ok(Some(record))
+    }
+
+    /// Run `record` through the transform at `index` alone (its predicate
+    /// decides whether it applies), so a caller can retry or tolerate each
+    /// transform on its own, as Kafka's worker does. An error names the
+    /// alias and class; an index past the end passes the record through.
+    pub fn apply_stage(&mut self, index: usize, record: R) -> Result<Option<R>> {
+        let Some(stage) = self.stages.get_mut(index) else {
+            return Ok(Some(record));
+        };
+        if let Some(p) = stage.predicate {
+            let matches = self.predicates.get(p).is_some_and(|p| p.test(&record));
+            if matches == stage.negate {
+                return Ok(Some(record));
+            }
+        }
+        stage.transform.apply(record).map_err(|e| {
+            e.context(format_args!(
+                "transform '{}' ({})",
+                stage.alias, stage.class
+            ))
+        })
+    }
+
+    /// The class of the transform at `index` (what the DLQ's
+    /// `__connect.errors.class.name` header names).
+    pub fn stage_class(&self, index: usize) -> Option<&str> {
+        self.stages.get(index).map(|s| s.class.as_str())
     }
 
     /// The transform aliases, in order.

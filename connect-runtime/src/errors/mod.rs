@@ -11,6 +11,8 @@
 mod config;
 pub mod dlq;
 mod pipeline;
+mod transform;
 
 pub use config::{error_config_def, ErrorConfig, Tolerance};
 pub use pipeline::{ErrorPipeline, ErrorStats, Failure, Stage};
+pub(crate) use transform::Transformed;

@@ -27,7 +27,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::commit::FlushedOffsets;
 use super::reporter::{reporter_enabled, DlqAcks, Reporter, TaskReporter};
 use crate::converters::TaskConverters;
-use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage};
+use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage, Transformed};
 use crate::kafka::{
     ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, KafkaCluster, Subscription,
     TimestampType,
@@ -503,31 +503,15 @@ impl WorkerSinkTask {
         let Some(chain) = self.transforms.as_mut() else {
             return Ok(Some(record));
         };
-        // A retry needs the input again: keep a copy only when retries are on.
-        let backup = (self.pipeline.config().retry_timeout_ms != 0).then(|| record.clone());
-        let error = match chain.apply(record) {
-            Ok(r) => return Ok(r),
-            Err(e) => e,
-        };
-        let failure = match backup {
-            Some(original) if error.is_retriable() => {
-                match self
-                    .pipeline
-                    .execute(Stage::Transformation, "transforms", || {
-                        chain.apply(original.clone())
-                    })
-                    .await?
-                {
-                    Ok(r) => return Ok(r),
-                    Err(f) => f,
-                }
+        // The DLQ gets the raw consumed bytes, so no copy of the record.
+        match self.pipeline.transform(chain, record, false).await? {
+            Transformed::Kept(r) => Ok(Some(r)),
+            Transformed::Dropped => Ok(None),
+            Transformed::Failed(_, failure) => {
+                self.dead_letter(raw, &failure);
+                Ok(None)
             }
-            _ => self
-                .pipeline
-                .tolerate(Stage::Transformation, "transforms", error, 1)?,
-        };
-        self.dead_letter(raw, &failure);
-        Ok(None)
+        }
     }
 
     fn dead_letter(&mut self, raw: &ConsumedRecord, failure: &Failure) {

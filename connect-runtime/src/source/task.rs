@@ -23,7 +23,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::submitted::SubmittedRecords;
 use crate::converters::TaskConverters;
 use crate::errors::dlq::{self, Origin};
-use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage};
+use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage, Transformed};
 use crate::kafka::{
     Admin, ClientConfig, CreateTopicOutcome, Delivered, DeliverySink, KafkaCluster, KafkaError,
     NewTopic, OutHeader, OutRecord, Producer, SendError,
@@ -449,42 +449,14 @@ impl WorkerSourceTask {
     }
 
     /// Run the transformation chain under the error pipeline.
-    async fn transform(&mut self, record: SourceRecord) -> Result<Transformed> {
+    async fn transform(&mut self, record: SourceRecord) -> Result<Transformed<SourceRecord>> {
         let Some(chain) = self.plugins.transforms.as_mut() else {
             return Ok(Transformed::Kept(record));
         };
-        // apply() consumes the record. A retry needs the input again, and the
-        // source DLQ wants the record as polled: keep a copy only when one of
-        // them is configured, so the default path copies nothing.
-        let errors = self.pipeline.config();
-        let keep = errors.retry_timeout_ms != 0 || !errors.dlq_topic.is_empty();
-        let backup = keep.then(|| record.clone());
-        let error = match chain.apply(record) {
-            Ok(Some(r)) => return Ok(Transformed::Kept(r)),
-            Ok(None) => return Ok(Transformed::Dropped),
-            Err(e) => e,
-        };
-        match backup {
-            Some(original) if error.is_retriable() => {
-                let outcome = self
-                    .pipeline
-                    .execute(Stage::Transformation, "transforms", || {
-                        chain.apply(original.clone())
-                    })
-                    .await?;
-                Ok(match outcome {
-                    Ok(Some(r)) => Transformed::Kept(r),
-                    Ok(None) => Transformed::Dropped,
-                    Err(failure) => Transformed::Failed(Some(original), failure),
-                })
-            }
-            backup => {
-                let failure =
-                    self.pipeline
-                        .tolerate(Stage::Transformation, "transforms", error, 1)?;
-                Ok(Transformed::Failed(backup, failure))
-            }
-        }
+        // The source DLQ wants the record as polled: keep a copy only when
+        // one is configured.
+        let keep = !self.pipeline.config().dlq_topic.is_empty();
+        self.pipeline.transform(chain, record, keep).await
     }
 
     /// Run header, key and value converters (Kafka's source order) into the
@@ -855,15 +827,6 @@ fn flush_due(flush: &mut tokio::time::Interval) -> bool {
     let waker = futures::task::noop_waker();
     let mut cx = std::task::Context::from_waker(&waker);
     flush.poll_tick(&mut cx).is_ready()
-}
-
-/// Outcome of the transformation stage.
-enum Transformed {
-    Kept(SourceRecord),
-    Dropped,
-    /// Tolerated failure, with the record as it was before the chain when
-    /// it could be kept (a retry needed a copy anyway).
-    Failed(Option<SourceRecord>, Failure),
 }
 
 /// Queue `out`, waiting for acks while the producer's queue is full.

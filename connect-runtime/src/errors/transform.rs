@@ -1,0 +1,194 @@
+//! The transformation stage under the error pipeline, one transformation
+//! at a time as Kafka's worker runs them: a retriable failure retries that
+//! transformation alone, on a copy of its own input, and a failure names
+//! the transformation's class (the DLQ's `__connect.errors.class.name`).
+
+use connect_api::{ConnectRecord, Result};
+use connect_transforms::chain::TransformChain;
+
+use super::{ErrorPipeline, Failure, Stage};
+
+/// What the transformation stage made of a record.
+#[derive(Debug)]
+pub(crate) enum Transformed<R> {
+    /// Transformed, to be converted and sent.
+    Kept(R),
+    /// Dropped by a transformation (a filter): done, nothing to send.
+    Dropped,
+    /// A failure the error tolerance lets through, with the record as it
+    /// was before the chain when the caller asked to keep it.
+    Failed(Option<R>, Failure),
+}
+
+impl ErrorPipeline {
+    /// Run `record` through `chain`. Copies are made only when something
+    /// needs them: the record as it entered the chain with `keep_original`
+    /// (the source DLQ), and each transformation's input when
+    /// `errors.retry.timeout` is set; the default path copies nothing.
+    pub(crate) async fn transform<R: ConnectRecord + Clone>(
+        &mut self,
+        chain: &mut TransformChain<R>,
+        record: R,
+        keep_original: bool,
+    ) -> Result<Transformed<R>> {
+        let original = keep_original.then(|| record.clone());
+        let retries = self.config().retry_timeout_ms != 0;
+        let mut record = record;
+        for index in 0..chain.len() {
+            let input = retries.then(|| record.clone());
+            let error = match chain.apply_stage(index, record) {
+                Ok(Some(r)) => {
+                    record = r;
+                    continue;
+                }
+                Ok(None) => return Ok(Transformed::Dropped),
+                Err(e) => e,
+            };
+            let class = chain.stage_class(index).unwrap_or("transforms").to_string();
+            let outcome = match input {
+                Some(input) if error.is_retriable() => {
+                    self.execute(Stage::Transformation, &class, || {
+                        chain.apply_stage(index, input.clone())
+                    })
+                    .await?
+                }
+                _ => Err(self.tolerate(Stage::Transformation, &class, error, 1)?),
+            };
+            match outcome {
+                Ok(Some(r)) => record = r,
+                Ok(None) => return Ok(Transformed::Dropped),
+                Err(failure) => return Ok(Transformed::Failed(original, failure)),
+            }
+        }
+        Ok(Transformed::Kept(record))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+
+    use connect_api::config::ConfigMap;
+    use connect_api::transform::Transformation;
+    use connect_api::{ConfigDef, ConnectError, Record, SinkRecord, Value};
+
+    use super::*;
+    use crate::errors::{ErrorConfig, Tolerance};
+
+    /// Counts its calls; fails with `error` while `failures` is above 0.
+    struct Step {
+        calls: Arc<AtomicU32>,
+        failures: u32,
+        error: fn() -> ConnectError,
+    }
+
+    impl Transformation<SinkRecord> for Step {
+        fn configure(&mut self, _: &ConfigMap) -> Result<()> {
+            Ok(())
+        }
+        fn apply(&mut self, mut record: SinkRecord) -> Result<Option<SinkRecord>> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            if self.failures > 0 {
+                self.failures -= 1;
+                return Err((self.error)());
+            }
+            if let Value::Int32(n) = &mut record.record.value {
+                *n += 1;
+            }
+            Ok(Some(record))
+        }
+        fn config_def(&self) -> ConfigDef {
+            ConfigDef::new()
+        }
+    }
+
+    fn chain(
+        second_failures: u32,
+        error: fn() -> ConnectError,
+    ) -> (TransformChain<SinkRecord>, [Arc<AtomicU32>; 2]) {
+        let calls = [Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0))];
+        let mut chain = TransformChain::empty();
+        chain.push(
+            "first",
+            "com.example.First",
+            Box::new(Step {
+                calls: calls[0].clone(),
+                failures: 0,
+                error,
+            }),
+        );
+        chain.push(
+            "second",
+            "com.example.Second",
+            Box::new(Step {
+                calls: calls[1].clone(),
+                failures: second_failures,
+                error,
+            }),
+        );
+        (chain, calls)
+    }
+
+    fn record() -> SinkRecord {
+        SinkRecord::new(Record::new("t", None, Value::Int32(0)), 0, 7)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retriable_failure_retries_only_the_failing_transformation() {
+        let (mut chain, calls) = chain(2, || ConnectError::retriable("busy"));
+        let mut pipeline = ErrorPipeline::new(ErrorConfig {
+            retry_timeout_ms: 60_000,
+            ..ErrorConfig::default()
+        });
+        let out = pipeline
+            .transform(&mut chain, record(), false)
+            .await
+            .unwrap();
+        let Transformed::Kept(r) = out else {
+            panic!("expected the record to pass, got {out:?}");
+        };
+        // Both transformations applied exactly once to the value.
+        assert_eq!(r.record.value, Value::Int32(2));
+        assert_eq!(calls[0].load(Ordering::SeqCst), 1, "the first ran once");
+        assert!(
+            calls[1].load(Ordering::SeqCst) >= 3,
+            "the second was retried"
+        );
+        assert!(pipeline.stats().total_retries >= 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_tolerated_failure_names_the_transformation_class() {
+        let (mut chain, _) = chain(1, || ConnectError::data("bad field"));
+        let mut pipeline = ErrorPipeline::new(ErrorConfig {
+            tolerance: Tolerance::All,
+            ..ErrorConfig::default()
+        });
+        let out = pipeline
+            .transform(&mut chain, record(), true)
+            .await
+            .unwrap();
+        let Transformed::Failed(Some(original), failure) = out else {
+            panic!("expected a tolerated failure, got {out:?}");
+        };
+        assert_eq!(failure.executing, "com.example.Second");
+        assert_eq!(failure.stage, Stage::Transformation);
+        // The kept original is the record as it entered the chain.
+        assert_eq!(original.record.value, Value::Int32(0));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_tolerance_a_failure_stops_the_task_naming_the_alias() {
+        let (mut chain, _) = chain(1, || ConnectError::data("bad field"));
+        let mut pipeline = ErrorPipeline::new(ErrorConfig::default());
+        let err = pipeline
+            .transform(&mut chain, record(), false)
+            .await
+            .unwrap_err();
+        let text = format!("{err}");
+        assert!(text.contains("'second'"), "{text}");
+        assert!(text.contains("com.example.Second"), "{text}");
+        assert!(text.contains("bad field"), "{text}");
+    }
+}
