@@ -549,6 +549,36 @@ async fn backpressure_bounds_what_is_held_with_a_slow_broker() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_in_flight_limit_follows_acks_not_offset_flushes() {
+    let s = setup();
+    let cluster: Arc<dyn KafkaCluster> = Arc::new(s.kafka.clone());
+    // No offset flush during the test: acknowledged records alone must make
+    // room under the limit (they used to count until the next flush, which
+    // held a task to 5 records per flush interval here).
+    let slow = [("offset.flush.interval.ms", "600000")];
+    let w = worker_with(cluster, s.store.clone(), &s.collected, &slow);
+    w.create_connector(
+        "flow-src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "500"),
+            ("topic", "out"),
+            ("source.max.inflight.records", "5"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("all 500 records produced without an offset flush", || {
+        topic_values(&s.kafka, "out").len() == 500
+    })
+    .await;
+    w.shutdown().await;
+    // The final commit on shutdown still stores the last offset.
+    assert_eq!(stored(&s.store, "flow-src"), Some(499));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restart_only_failed_tasks_recovers_without_loss() {
     let s = setup();
     s.kafka.fail_next_produce(1, FaultKind::Fatal);

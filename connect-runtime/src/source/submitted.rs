@@ -69,6 +69,13 @@ pub struct SubmittedRecords {
     /// Sequence number of `ring[0]`.
     base: u64,
     in_flight: usize,
+    /// Offsets released from the front of the ring by
+    /// [`SubmittedRecords::release_done`]: committable, the latest per source
+    /// partition, in first-seen order.
+    ready: Vec<(Arc<SourceMap>, SourceMap)>,
+    /// Index in `ready` of the last partition released: runs of one
+    /// partition skip the search.
+    last_ready: usize,
 }
 
 impl SubmittedRecords {
@@ -194,6 +201,50 @@ impl SubmittedRecords {
         self.ring.len()
     }
 
+    /// Release the done submissions at the front of the ring: everything
+    /// before them is done too, so their offsets are committable now. Their
+    /// memory goes at once, and [`held`](Self::held) counts only what is
+    /// really held up, so backpressure follows acks rather than offset
+    /// flushes. The caller runs this after setting acked offsets.
+    pub fn release_done(&mut self) {
+        loop {
+            match self.ring.front() {
+                Some(Some(s)) if s.state == State::Done => {}
+                Some(None) => {}
+                _ => return,
+            }
+            let entry = self.ring.pop_front().flatten();
+            self.base += 1;
+            if let Some(s) = entry {
+                self.keep_ready(s.partition, s.offset);
+            }
+        }
+    }
+
+    fn keep_ready(&mut self, partition: Arc<SourceMap>, offset: SourceMap) {
+        let same = |(p, _): &(Arc<SourceMap>, SourceMap)| Arc::ptr_eq(p, &partition);
+        let found = match self.ready.get(self.last_ready) {
+            Some(entry) if same(entry) => Some(self.last_ready),
+            // Tasks usually share one Arc per partition; equality is the
+            // fallback for those that do not.
+            _ => self
+                .ready
+                .iter()
+                .position(same)
+                .or_else(|| self.ready.iter().position(|(p, _)| **p == *partition)),
+        };
+        match found {
+            Some(i) => {
+                self.ready[i].1 = offset;
+                self.last_ready = i;
+            }
+            None => {
+                self.last_ready = self.ready.len();
+                self.ready.push((partition, offset));
+            }
+        }
+    }
+
     /// Take the committable offsets: per source partition, the offset of the
     /// last done submission before its first in-flight one. Those
     /// submissions are released.
@@ -202,6 +253,11 @@ impl SubmittedRecords {
         // partition), equality as the fallback.
         let mut by_ptr: HashMap<*const SourceMap, usize> = HashMap::new();
         let mut slots: Vec<(Arc<SourceMap>, Option<SourceMap>, bool)> = Vec::new();
+        self.last_ready = 0;
+        for (partition, offset) in self.ready.drain(..) {
+            by_ptr.insert(Arc::as_ptr(&partition), slots.len());
+            slots.push((partition, Some(offset), false));
+        }
         for entry in self.ring.iter_mut() {
             let Some(sub) = entry else { continue };
             let ptr = Arc::as_ptr(&sub.partition);
@@ -281,6 +337,35 @@ mod tests {
             vec![(SourceMap::clone(&a), off(2))]
         );
         assert_eq!(t.held(), 0);
+    }
+
+    #[test]
+    fn released_records_stop_counting_as_held_and_commit_later() {
+        let mut t = SubmittedRecords::new();
+        let (a, b) = (part("a"), part("b"));
+        let a1 = t.submit(a.clone(), off(1));
+        let b1 = t.submit(b.clone(), off(1));
+        let a2 = t.submit(a.clone(), off(2));
+        let b2 = t.submit(b.clone(), off(2));
+        t.complete(a1);
+        t.complete(a2);
+        t.complete(b2);
+        t.release_done();
+        // a1 is released; b1 is in flight, so a2 and b2 stay behind it.
+        assert_eq!(t.held(), 3);
+        t.complete(b1);
+        t.release_done();
+        assert_eq!(t.held(), 0, "everything acked is released");
+        assert_eq!(t.in_flight(), 0);
+        let c = t.committable();
+        assert_eq!(
+            c.offsets,
+            vec![
+                (SourceMap::clone(&a), off(2)),
+                (SourceMap::clone(&b), off(2))
+            ]
+        );
+        assert!(t.committable().is_empty(), "released offsets commit once");
     }
 
     #[test]
@@ -365,6 +450,9 @@ mod tests {
                 let k = idx.index(subs.len());
                 t.complete(subs[k].0);
                 subs[k].3 = true;
+                if step % 3 == 0 {
+                    t.release_done();
+                }
                 if step % flush_every == 0 {
                     for (p, o) in t.committable().offsets {
                         let pi = names.iter().position(|n| **n == p).unwrap();

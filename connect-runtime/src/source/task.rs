@@ -338,6 +338,9 @@ impl WorkerSourceTask {
                 return self.final_commit().await;
             }
             self.process_acks().await?;
+            // Acked (and dropped) records at the front stop counting against
+            // the in-flight limit now, not at the next offset flush.
+            self.tracker.release_done();
             let backpressured = self.tracker.held() >= self.settings.max_in_flight;
             if target == TargetState::Paused || backpressured {
                 tokio::select! {
