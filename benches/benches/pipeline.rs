@@ -11,6 +11,12 @@
 //! wire protocol). The figure that matters is the ratio pipeline/direct.
 //! Also the sink path: consume, convert, 2 SMTs, put to a no-op task.
 
+/// With `--features mimalloc`, the figures for the allocator the worker
+/// binaries use (see BENCHMARKS.md).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

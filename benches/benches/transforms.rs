@@ -6,6 +6,12 @@
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
 
+/// With `--features mimalloc`, the figures for the allocator the worker
+/// binaries use (see BENCHMARKS.md).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 
 use connect_api::config::ConfigMap;

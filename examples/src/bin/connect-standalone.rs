@@ -29,6 +29,12 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{reload, EnvFilter};
 
+/// mimalloc rather than the system allocator: with glibc's, the producer's
+/// delivery thread freeing librdkafka's buffers contends with the task
+/// thread's allocations on one arena lock (BENCHMARKS.md, source pipeline).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let initial = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_string());
     let filter = EnvFilter::try_new(&initial).unwrap_or_else(|_| EnvFilter::new("info"));

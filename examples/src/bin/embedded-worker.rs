@@ -29,6 +29,12 @@ use connect_runtime::status::TargetState;
 use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
 use tokio::sync::mpsc;
 
+/// mimalloc rather than the system allocator: with glibc's, the producer's
+/// delivery thread freeing librdkafka's buffers contends with the task
+/// thread's allocations on one arena lock (BENCHMARKS.md, source pipeline).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The service's events, shared with the source connector's task.
 type Events = Arc<Mutex<Option<mpsc::Receiver<String>>>>;
 
