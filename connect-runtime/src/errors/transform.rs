@@ -31,8 +31,11 @@ impl ErrorPipeline {
         record: R,
         keep_original: bool,
     ) -> Result<Transformed<R>> {
-        let original = keep_original.then(|| record.clone());
         let retries = self.config().retry_timeout_ms != 0;
+        if !keep_original && !retries {
+            return self.transform_now(chain, record);
+        }
+        let original = keep_original.then(|| record.clone());
         let mut record = record;
         for index in 0..chain.len() {
             let input = retries.then(|| record.clone());
@@ -58,6 +61,29 @@ impl ErrorPipeline {
                 Ok(Some(r)) => record = r,
                 Ok(None) => return Ok(Transformed::Dropped),
                 Err(failure) => return Ok(Transformed::Failed(original, failure)),
+            }
+        }
+        Ok(Transformed::Kept(record))
+    }
+
+    /// [`transform`](Self::transform) when nothing needs a copy (no
+    /// `errors.retry.timeout`, no kept original): nothing can wait, so the
+    /// transformations run synchronously, and a failure goes straight to the
+    /// tolerance.
+    pub(crate) fn transform_now<R: ConnectRecord>(
+        &mut self,
+        chain: &mut TransformChain<R>,
+        mut record: R,
+    ) -> Result<Transformed<R>> {
+        for index in 0..chain.len() {
+            match chain.apply_stage(index, record) {
+                Ok(Some(r)) => record = r,
+                Ok(None) => return Ok(Transformed::Dropped),
+                Err(error) => {
+                    let class = chain.stage_class(index).unwrap_or("transforms");
+                    let failure = self.tolerate(Stage::Transformation, class, error, 1)?;
+                    return Ok(Transformed::Failed(None, failure));
+                }
             }
         }
         Ok(Transformed::Kept(record))
