@@ -158,6 +158,35 @@ async fn source_transform_failures_go_to_the_dlq_with_context() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tolerance_all_without_a_dlq_skips_failed_records_and_moves_on() {
+    let s = setup();
+    let w = worker(&s);
+    // TimestampRouter fails on records without a timestamp: every one here.
+    w.create_connector(
+        "src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "4"),
+            ("topic", "out"),
+            ("transforms", "route"),
+            ("transforms.route.type", "TimestampRouter"),
+            ("errors.tolerance", "all"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("offsets move past the skipped records", || {
+        stored(&s.store, "src") == Some(3)
+    })
+    .await;
+    let status = w.connector_status("src").await.unwrap();
+    assert_eq!(status.tasks[0].state.state, "RUNNING");
+    assert!(topic_values(&s.kafka, "out").is_empty());
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tolerance_none_fails_the_task_with_a_trace() {
     let s = setup();
     let w = worker(&s);
