@@ -51,6 +51,24 @@ impl DeliverySink for DlqAcks {
     }
 }
 
+/// What goes to the DLQ for one failed record (owned, so a send refused by
+/// a full queue can be retried later).
+struct Letter {
+    key: Option<Bytes>,
+    value: Option<Bytes>,
+    timestamp: Option<i64>,
+    headers: Vec<(String, Option<Vec<u8>>)>,
+}
+
+/// Outcome of one send attempt.
+#[derive(Debug, PartialEq, Eq)]
+enum Sent {
+    /// Queued, or refused for good (reported through the acks).
+    Done,
+    /// The producer's queue is full: try again once acks make room.
+    QueueFull,
+}
+
 /// The raw record a sink record came from, kept for the DLQ.
 pub(crate) type RawKey = (Arc<str>, i32, i64);
 
@@ -129,7 +147,7 @@ impl Reporter {
     /// Report a tolerated failure of a consumed record: log, then DLQ with
     /// the raw bytes. Returns a future resolving when the DLQ has it.
     pub(crate) fn dead_letter(
-        &self,
+        self: &Arc<Self>,
         raw: &ConsumedRecord,
         failure: &Failure,
     ) -> oneshot::Receiver<std::result::Result<(), KafkaError>> {
@@ -137,10 +155,10 @@ impl Reporter {
             format!("{}-{}@{}", raw.topic, raw.partition, raw.offset)
         });
         let (tx, rx) = oneshot::channel();
-        let Some(producer) = &self.producer else {
+        if self.producer.is_none() {
             let _ = tx.send(Ok(()));
             return rx;
-        };
+        }
         let mut headers: Vec<(String, Option<Vec<u8>>)> = raw
             .headers
             .iter()
@@ -159,24 +177,12 @@ impl Reporter {
                 failure,
             );
         }
-        let out = OutRecord {
-            topic: &self.errors.dlq_topic,
-            partition: None,
-            key: raw.key.as_deref(),
-            value: raw.value.as_deref(),
+        let letter = Letter {
+            key: raw.key.clone(),
+            value: raw.value.clone(),
             timestamp: raw.timestamp,
-            headers: &headers,
+            headers,
         };
-        self.send(producer.as_ref(), &out, tx);
-        rx
-    }
-
-    fn send(
-        &self,
-        producer: &dyn Producer,
-        out: &OutRecord<'_>,
-        tx: oneshot::Sender<std::result::Result<(), KafkaError>>,
-    ) {
         let token = self.next_token.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut p) = self.acks.pending.lock() {
             p.insert(token, tx);
@@ -185,29 +191,65 @@ impl Reporter {
         if let Ok(mut pl) = self.pipeline.lock() {
             pl.record_dlq_send(false);
         }
-        // A full queue is retried briefly here: reports are rare, and the
-        // caller is not async.
-        let mut attempts = 0;
-        loop {
-            match producer.send(out, token) {
-                Ok(()) => return,
-                Err(crate::kafka::SendError::QueueFull) if attempts < 1000 => {
-                    attempts += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(1));
+        if self.try_send(&letter, token) == Sent::QueueFull {
+            // Wait for room off the caller's path: this is called from
+            // synchronous code on a runtime thread, which must not sleep.
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    let me = self.clone();
+                    runtime.spawn(async move { me.send_when_room(letter, token).await });
                 }
-                Err(e) => {
-                    let e = match e {
-                        crate::kafka::SendError::Kafka(k) => k,
-                        crate::kafka::SendError::QueueFull => {
-                            KafkaError::retriable("the DLQ producer queue stayed full")
-                        }
-                    };
-                    // Report it through the sink so the waiting future resolves.
-                    self.acks.delivered(token, Err(e));
-                    return;
-                }
+                Err(_) => self.acks.delivered(
+                    token,
+                    Err(KafkaError::retriable(
+                        "the DLQ producer queue is full and no runtime can wait for room",
+                    )),
+                ),
             }
         }
+        rx
+    }
+
+    /// One attempt to queue `letter`; a refusal other than a full queue is
+    /// reported through the acks, so the waiting future resolves.
+    fn try_send(&self, letter: &Letter, token: u64) -> Sent {
+        let Some(producer) = &self.producer else {
+            return Sent::Done;
+        };
+        let out = OutRecord {
+            topic: &self.errors.dlq_topic,
+            partition: None,
+            key: letter.key.as_deref(),
+            value: letter.value.as_deref(),
+            timestamp: letter.timestamp,
+            headers: &letter.headers,
+        };
+        match producer.send(&out, token) {
+            Ok(()) => Sent::Done,
+            Err(crate::kafka::SendError::QueueFull) => Sent::QueueFull,
+            Err(crate::kafka::SendError::Kafka(e)) => {
+                self.acks.delivered(token, Err(e));
+                Sent::Done
+            }
+        }
+    }
+
+    /// Retry a refused send every millisecond for up to a second: acks of
+    /// earlier sends make room. Past that the send fails, which fails the
+    /// task before its next commit (nothing is lost).
+    async fn send_when_room(&self, letter: Letter, token: u64) {
+        for _ in 0..1000 {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            if self.try_send(&letter, token) == Sent::Done {
+                return;
+            }
+        }
+        self.acks.delivered(
+            token,
+            Err(KafkaError::retriable(
+                "the DLQ producer queue stayed full for 1 s",
+            )),
+        );
     }
 
     fn log(&self, failure: &Failure, describe: impl FnOnce() -> String) {
@@ -310,4 +352,83 @@ fn render(reporter: &Reporter, record: &SinkRecord) -> ConsumedRecord {
 /// DLQ or error logging is configured.
 pub(crate) fn reporter_enabled(errors: &ErrorConfig) -> bool {
     !errors.dlq_topic.is_empty() || errors.log_enable
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use connect_api::config::ConfigMap;
+
+    use super::*;
+    use crate::converters::json::JsonConverter;
+    use crate::errors::Tolerance;
+    use crate::kafka::memory::MemoryKafka;
+    use crate::kafka::{KafkaCluster, NewTopic, TimestampType};
+
+    fn raw(offset: i64) -> ConsumedRecord {
+        ConsumedRecord {
+            topic: Arc::from("in"),
+            partition: 0,
+            offset,
+            timestamp: Some(1),
+            timestamp_type: TimestampType::CreateTime,
+            key: None,
+            value: Some(Bytes::from(format!("bad {offset}"))),
+            headers: Vec::new(),
+        }
+    }
+
+    /// On a single-threaded runtime the delivery task only runs when the
+    /// reporter yields: a reporter that slept on a full queue (it once did)
+    /// would never see room and fail every send after the first.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_full_dlq_queue_is_waited_out_without_blocking_the_thread() {
+        let kafka = MemoryKafka::new();
+        kafka.create_topic(&NewTopic::new("dlq", 1)).unwrap();
+        kafka.set_ack_delay(Duration::from_millis(5));
+        let acks = Arc::new(DlqAcks::default());
+        let config: ConfigMap = [("queue.buffering.max.messages", "1")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let producer = kafka.producer(&config, acks.clone()).unwrap();
+        let errors = ErrorConfig {
+            tolerance: Tolerance::All,
+            dlq_topic: "dlq".into(),
+            ..ErrorConfig::default()
+        };
+        let id = TaskId {
+            connector: "sink".into(),
+            task: 0,
+        };
+        let reporter = Arc::new(Reporter::new(
+            id,
+            errors,
+            Some(producer),
+            acks,
+            Box::new(JsonConverter::new()),
+        ));
+        let failure = Failure {
+            stage: Stage::ValueConverter,
+            executing: "JsonConverter".into(),
+            error: ConnectError::data("not json"),
+            attempts: 1,
+        };
+        let waits: Vec<_> = (0..3)
+            .map(|i| reporter.dead_letter(&raw(i), &failure))
+            .collect();
+        for (i, wait) in waits.into_iter().enumerate() {
+            let sent = wait.await.expect("the send resolves");
+            assert!(sent.is_ok(), "send {i}: {sent:?}");
+        }
+        reporter.wait_idle().await.unwrap();
+        let values: Vec<_> = kafka
+            .records("dlq", 0)
+            .into_iter()
+            .filter_map(|r| r.value)
+            .collect();
+        assert_eq!(values.len(), 3);
+        assert!(values.contains(&Bytes::from("bad 2")));
+    }
 }
