@@ -162,9 +162,27 @@ impl SourceTask for CounterTask {
             ),
         )])
     }
+    async fn commit(&mut self) -> Result<()> {
+        if let Ok(mut c) = COMMITS.lock() {
+            *c.entry(self.topic.clone()).or_default() += 1;
+        }
+        Ok(())
+    }
     async fn stop(&mut self) -> Result<()> {
         Ok(())
     }
+}
+
+/// `SourceTask::commit` calls per topic: the worker calls it after every
+/// offset flush, paused or not, so it shows the task's loop turning.
+static COMMITS: Mutex<std::collections::BTreeMap<String, usize>> =
+    Mutex::new(std::collections::BTreeMap::new());
+
+fn commits(topic: &str) -> usize {
+    COMMITS
+        .lock()
+        .map(|c| c.get(topic).copied().unwrap_or(0))
+        .unwrap_or(0)
 }
 
 /// Source connector with a required `topic`, an int `count.hint`, a
@@ -861,11 +879,24 @@ async fn lifecycle_changes_states_and_data_flow() {
     let r = f.call("PUT", "/connectors/src/pause", None).await;
     assert_eq!(r.status, 202);
     f.wait_state("src", "PAUSED", Some("PAUSED")).await;
-    // The batch being polled when the pause arrived may still land; after
-    // that, nothing is produced while paused.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Once the stored offset covers everything on the topic, every record
+    // sent before the pause has landed; from there, three offset flushes
+    // pass with nothing produced.
+    eventually(
+        "the last records before the pause to be acknowledged",
+        || async {
+            let r = f.call("GET", "/connectors/src/offsets", None).await;
+            let stored = r.body["offsets"][0]["offset"]["n"].as_i64();
+            stored == Some(f.produced("flow") - 1)
+        },
+    )
+    .await;
     let at_pause = f.produced("flow");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let turns = commits("flow");
+    eventually("three offset flushes while paused", || async {
+        commits("flow") >= turns + 3
+    })
+    .await;
     assert_eq!(
         f.produced("flow"),
         at_pause,

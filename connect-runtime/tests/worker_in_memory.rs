@@ -91,7 +91,7 @@ async fn filtered_records_still_commit_their_offsets() {
     .await;
     assert!(topic_values(&s.kafka, "out").is_empty());
     eventually("commit_record(None) for each dropped record", || {
-        dropped("filt-src") == 5
+        counts("filt-src").dropped == 5
     })
     .await;
     w.shutdown().await;
@@ -380,7 +380,7 @@ async fn pause_stops_the_flow_and_resume_restarts_it() {
     w.create_connector(
         "sink",
         props(&[("connector.class", "CollectingSink"), ("topics", "out")]),
-        TargetState::Paused,
+        TargetState::Started,
     )
     .await
     .unwrap();
@@ -395,22 +395,42 @@ async fn pause_stops_the_flow_and_resume_restarts_it() {
     )
     .await
     .unwrap();
-    eventually("records on the topic", || {
-        s.kafka.records("out", 0).len() == 5
+    eventually("the first records delivered", || {
+        s.collected.0.lock().unwrap().len() == 5
     })
     .await;
+    w.pause("sink").await.unwrap();
     eventually("sink reports PAUSED", || {
         futures::executor::block_on(w.connector_status("sink"))
             .map(|st| st.tasks.first().is_some_and(|t| t.state.state == "PAUSED"))
             .unwrap_or(false)
     })
     .await;
-    // Paused: give it real time to (wrongly) deliver, then check nothing came.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(s.collected.0.lock().unwrap().is_empty());
+    let producer = s
+        .kafka
+        .producer(&ConfigMap::new(), Arc::new(NullSink))
+        .unwrap();
+    let late = br#"{"schema":{"type":"string","optional":false},"payload":"late"}"#;
+    for token in 0..5 {
+        producer
+            .send(
+                &connect_runtime::kafka::OutRecord::new("out", Some(late)),
+                token,
+            )
+            .unwrap();
+    }
+    producer.flush(Duration::from_secs(5)).await.unwrap();
+    // Paused with records waiting: the loop keeps turning (each offset flush
+    // calls pre_commit) and delivers none of them.
+    let turns = s.collected.pre_commits();
+    eventually("three offset flushes while paused", || {
+        s.collected.pre_commits() >= turns + 3
+    })
+    .await;
+    assert_eq!(s.collected.0.lock().unwrap().len(), 5);
     w.resume("sink").await.unwrap();
-    eventually("records after resume", || {
-        s.collected.0.lock().unwrap().len() == 5
+    eventually("the waiting records after resume", || {
+        s.collected.0.lock().unwrap().len() == 10
     })
     .await;
     w.shutdown().await;
@@ -566,7 +586,7 @@ async fn backpressure_bounds_what_is_held_with_a_slow_broker() {
     // ahead of the acknowledgements.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let (polled, acked) = progress("bp-src");
+        let Counts { polled, acked, .. } = counts("bp-src");
         assert!(polled <= acked + 5 + 10, "polled {polled}, acked {acked}");
         if acked >= 200 {
             break;
@@ -650,7 +670,7 @@ async fn stop_commits_and_resume_continues_from_the_stored_offset() {
     let s = setup();
     let w = worker(&s);
     w.create_connector(
-        "src",
+        "resume-src",
         props(&[
             ("connector.class", "PassThroughSource"),
             ("count", "6"),
@@ -661,28 +681,40 @@ async fn stop_commits_and_resume_continues_from_the_stored_offset() {
     .await
     .unwrap();
     eventually("records produced", || s.kafka.records("out", 0).len() == 6).await;
-    w.stop("src").await.unwrap();
+    w.stop("resume-src").await.unwrap();
     // A graceful stop flushes and commits: no waiting for the flush interval.
-    assert_eq!(stored(&s.store, "src"), Some(5));
-    let status = w.connector_status("src").await.unwrap();
+    assert_eq!(stored(&s.store, "resume-src"), Some(5));
+    let status = w.connector_status("resume-src").await.unwrap();
     assert_eq!(status.connector.state, "STOPPED");
     assert!(status.tasks.is_empty());
-    assert!(w.connector_info("src").await.unwrap().tasks.is_empty());
-    w.resume("src").await.unwrap();
+    assert!(w
+        .connector_info("resume-src")
+        .await
+        .unwrap()
+        .tasks
+        .is_empty());
+    w.resume("resume-src").await.unwrap();
     eventually("running again", || {
-        futures::executor::block_on(w.connector_status("src"))
+        futures::executor::block_on(w.connector_status("resume-src"))
             .map(|st| st.tasks.first().is_some_and(|t| t.state.state == "RUNNING"))
             .unwrap_or(false)
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The resumed task polls and finds nothing left: it started after the
+    // stored offset, so no record is polled (or produced) twice.
+    let idle = counts("resume-src").idle_polls;
+    eventually("two polls after resume", || {
+        counts("resume-src").idle_polls >= idle + 2
+    })
+    .await;
     assert_eq!(
-        s.kafka.records("out", 0).len(),
+        counts("resume-src").polled,
         6,
         "resumed after the stored offset"
     );
-    w.delete_connector("src").await.unwrap();
-    assert!(w.connector_status("src").await.is_err());
+    assert_eq!(s.kafka.records("out", 0).len(), 6);
+    w.delete_connector("resume-src").await.unwrap();
+    assert!(w.connector_status("resume-src").await.is_err());
     w.shutdown().await;
 }
 

@@ -29,42 +29,42 @@ pub(crate) struct CountingTask {
     context: Option<Arc<dyn SourceTaskContext>>,
 }
 
-/// Per connector name: records polled and records acknowledged
-/// (`commit_record` with metadata), for backpressure checks.
-static PROGRESS: Mutex<Vec<(String, u64, u64, u64)>> = Mutex::new(Vec::new());
+/// Per connector name (the task's `name` setting): what its tasks did.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Counts {
+    /// Records returned by `poll`.
+    pub(crate) polled: u64,
+    /// `commit_record` calls with metadata.
+    pub(crate) acked: u64,
+    /// `commit_record` calls without metadata (dropped records).
+    pub(crate) dropped: u64,
+    /// `poll` calls that had nothing left to return.
+    pub(crate) idle_polls: u64,
+}
 
-fn bump(name: &str, polled: u64, acked: u64, dropped: u64) {
+static PROGRESS: Mutex<Vec<(String, Counts)>> = Mutex::new(Vec::new());
+
+fn bump(name: &str, change: impl FnOnce(&mut Counts)) {
     let mut p = PROGRESS.lock().unwrap();
-    match p.iter_mut().find(|(n, _, _, _)| n == name) {
-        Some(e) => {
-            e.1 += polled;
-            e.2 += acked;
-            e.3 += dropped;
+    match p.iter_mut().find(|(n, _)| n == name) {
+        Some((_, c)) => change(c),
+        None => {
+            let mut c = Counts::default();
+            change(&mut c);
+            p.push((name.to_string(), c));
         }
-        None => p.push((name.to_string(), polled, acked, dropped)),
     }
 }
 
-/// Records of connector `name` that `commit_record` saw as dropped (no metadata).
-pub(crate) fn dropped(name: &str) -> u64 {
+/// What the tasks of connector `name` did so far.
+pub(crate) fn counts(name: &str) -> Counts {
     PROGRESS
         .lock()
         .unwrap()
         .iter()
-        .find(|(n, _, _, _)| n == name)
-        .map(|e| e.3)
-        .unwrap_or(0)
-}
-
-/// (polled, acknowledged) records of connector `name` so far.
-pub(crate) fn progress(name: &str) -> (u64, u64) {
-    PROGRESS
-        .lock()
-        .unwrap()
-        .iter()
-        .find(|(n, _, _, _)| n == name)
-        .map(|e| (e.1, e.2))
-        .unwrap_or((0, 0))
+        .find(|(n, _)| n == name)
+        .map(|(_, c)| *c)
+        .unwrap_or_default()
 }
 
 pub(crate) fn partition() -> Arc<SourceMap> {
@@ -111,6 +111,7 @@ impl SourceTask for CountingTask {
             return Ok(vec![]);
         }
         if self.next >= self.count {
+            bump(&self.name, |c| c.idle_polls += 1);
             tokio::time::sleep(Duration::from_millis(20)).await;
             return Ok(vec![]);
         }
@@ -130,7 +131,7 @@ impl SourceTask for CountingTask {
                 )
             })
             .collect();
-        bump(&self.name, (end - self.next) as u64, 0, 0);
+        bump(&self.name, |c| c.polled += (end - self.next) as u64);
         self.next = end;
         Ok(batch)
     }
@@ -141,8 +142,8 @@ impl SourceTask for CountingTask {
     ) -> Result<()> {
         let _ = record;
         match metadata {
-            Some(_) => bump(&self.name, 0, 1, 0),
-            None => bump(&self.name, 0, 0, 1),
+            Some(_) => bump(&self.name, |c| c.acked += 1),
+            None => bump(&self.name, |c| c.dropped += 1),
         }
         Ok(())
     }
@@ -192,7 +193,18 @@ impl SourceConnector for PassThroughSource {
 
 /// Collects the string form of every value it is given.
 #[derive(Clone, Default)]
-pub(crate) struct Collector(pub(crate) Arc<Mutex<Vec<String>>>);
+pub(crate) struct Collector(
+    pub(crate) Arc<Mutex<Vec<String>>>,
+    /// `pre_commit` calls so far: proof that the task loop is turning.
+    pub(crate) Arc<AtomicUsize>,
+);
+
+impl Collector {
+    /// How many times the worker has called `pre_commit` on its tasks.
+    pub(crate) fn pre_commits(&self) -> usize {
+        self.1.load(Ordering::SeqCst)
+    }
+}
 
 /// Its tasks fail the first `fail.puts` non-empty puts with a retriable error.
 pub(crate) struct CollectingSink(Collector, ConfigMap);
@@ -223,6 +235,13 @@ impl SinkTask for CollectingTask {
         let mut out = self.out.0.lock().unwrap();
         out.extend(records.iter().map(|r| r.record.value.to_string()));
         Ok(())
+    }
+    async fn pre_commit(
+        &mut self,
+        offsets: connect_api::sink::TopicPartitionOffsets,
+    ) -> Result<connect_api::sink::TopicPartitionOffsets> {
+        self.out.1.fetch_add(1, Ordering::SeqCst);
+        Ok(offsets)
     }
     async fn stop(&mut self) -> Result<()> {
         Ok(())
