@@ -93,6 +93,15 @@ fn main() -> ExitCode {
         "mock-kafka: WARN this is librdkafka's mock cluster: data is kept in memory and lost on exit, \
          and each partition silently keeps only about the last 5 MiB; use enough partitions"
     );
+    // Handlers first: a client that signals as soon as it reads the ready
+    // line must not find the default action (kill) still in place.
+    let signals = match Signals::register() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mock-kafka: cannot wait for signals: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let mut out = std::io::stdout().lock();
     if writeln!(out, "bootstrap.servers={}", kafka.bootstrap_servers())
         .and_then(|()| out.flush())
@@ -102,7 +111,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     drop(out);
-    match wait_for_signal() {
+    match signals.wait() {
         Ok(()) => {
             drop(kafka);
             ExitCode::SUCCESS
@@ -114,26 +123,49 @@ fn main() -> ExitCode {
     }
 }
 
-/// Block until SIGINT or SIGTERM.
-fn wait_for_signal() -> std::io::Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(async {
+/// SIGINT and SIGTERM handlers, installed by [`Signals::register`].
+struct Signals {
+    runtime: tokio::runtime::Runtime,
+    #[cfg(unix)]
+    streams: [tokio::signal::unix::Signal; 2],
+}
+
+impl Signals {
+    /// Install the handlers now (a signal from here on is caught).
+    fn register() -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
-            let mut term = signal(SignalKind::terminate())?;
-            tokio::select! {
-                r = tokio::signal::ctrl_c() => r,
-                _ = term.recv() => Ok(()),
-            }
+            let _in_runtime = runtime.enter();
+            let streams = [
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            ];
+            Ok(Signals { runtime, streams })
         }
         #[cfg(not(unix))]
+        Ok(Signals { runtime })
+    }
+
+    /// Block until SIGINT or SIGTERM.
+    fn wait(self) -> std::io::Result<()> {
+        #[cfg(unix)]
         {
-            tokio::signal::ctrl_c().await
+            let [mut int, mut term] = self.streams;
+            self.runtime.block_on(async {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
+            });
+            Ok(())
         }
-    })
+        #[cfg(not(unix))]
+        self.runtime.block_on(tokio::signal::ctrl_c())
+    }
 }
 
 #[cfg(test)]
