@@ -42,6 +42,9 @@ async fn create_topics_times_out_on_the_mock_and_is_reported_unsupported() {
         .await
         .unwrap()
         .contains(&"existing".to_string()));
+    // The mock reports a cluster id in its metadata, as a broker does.
+    let id = admin.cluster_id(Duration::from_secs(10)).await.unwrap();
+    assert!(id.is_some_and(|id| !id.is_empty()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

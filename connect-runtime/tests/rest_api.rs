@@ -418,7 +418,9 @@ async fn root_health_plugins_and_unknown_routes() {
     let r = f.call("GET", "/", None).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body["version"], env!("CARGO_PKG_VERSION"));
-    assert!(r.body.get("commit").is_some() && r.body.get("kafka_cluster_id").is_some());
+    assert!(r.body.get("commit").is_some());
+    assert_eq!(r.body["kafka_cluster_id"], f.kafka.cluster_id());
+    assert_eq!(f.kafka.cluster_id().len(), 22, "Kafka's id format");
 
     let r = f.call("GET", "/health", None).await;
     assert_eq!(

@@ -150,6 +150,12 @@ pub trait Admin: Send + Sync {
 
     /// Names of all topics, sorted.
     async fn list_topics(&self, timeout: Duration) -> Result<Vec<String>, KafkaError>;
+
+    /// The cluster's id (Kafka Connect's `GET /` reports it as
+    /// `kafka_cluster_id`); `Ok(None)` when the cluster does not report one.
+    async fn cluster_id(&self, _timeout: Duration) -> Result<Option<String>, KafkaError> {
+        Ok(None)
+    }
 }
 
 /// A Kafka cluster the runtime can open clients on: the one handle the runtime

@@ -128,12 +128,13 @@ async fn log_request(request: axum::extract::Request, next: axum::middleware::Ne
     response
 }
 
-async fn root() -> Json<serde_json::Value> {
-    // The Kafka port does not expose the cluster id, so it is null.
+async fn root(
+    axum::extract::State(state): axum::extract::State<Shared>,
+) -> Json<serde_json::Value> {
     Json(json!({
         "version": env!("CARGO_PKG_VERSION"),
         "commit": option_env!("CONNECT_GIT_COMMIT").unwrap_or("unknown"),
-        "kafka_cluster_id": null,
+        "kafka_cluster_id": state.worker.kafka_cluster_id().await,
     }))
 }
 

@@ -45,7 +45,7 @@ pub use plugins::{AnyConnector, ConnectorPlugin, Plugins};
 
 use crate::converters::TaskConverters;
 use crate::errors::ErrorConfig;
-use crate::kafka::{KafkaCluster, Subscription};
+use crate::kafka::{KafkaCluster, KafkaError, Subscription};
 use crate::offsets::OffsetStore;
 use crate::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
 use crate::source::{OffsetsInvalidPolicy, SourcePlugins, SourceTaskSettings, WorkerSourceTask};
@@ -179,6 +179,8 @@ struct Inner {
     status: Arc<StatusBoard>,
     reconfigure: mpsc::UnboundedSender<String>,
     providers: providers::Providers,
+    /// The Kafka cluster's id, once fetched.
+    cluster_id: tokio::sync::OnceCell<String>,
 }
 
 impl Drop for Inner {
@@ -246,6 +248,7 @@ impl Worker {
                 connectors: tokio::sync::Mutex::new(BTreeMap::new()),
                 status: Arc::new(StatusBoard::default()),
                 reconfigure: tx,
+                cluster_id: tokio::sync::OnceCell::new(),
             }),
         };
         let weak = Arc::downgrade(&worker.inner);
@@ -264,6 +267,30 @@ impl Worker {
     /// The worker id shown in statuses.
     pub fn worker_id(&self) -> &str {
         &self.inner.worker_id
+    }
+
+    /// The Kafka cluster's id (`kafka_cluster_id` in `GET /`), asked of the
+    /// cluster once and then remembered; `None` while the cluster cannot
+    /// be reached or does not report one (asked again next time).
+    pub async fn kafka_cluster_id(&self) -> Option<String> {
+        let inner = &self.inner;
+        let id = inner
+            .cluster_id
+            .get_or_try_init(|| async {
+                let admin = inner.cluster.admin(&inner.config.admin_props())?;
+                match admin.cluster_id(std::time::Duration::from_secs(5)).await? {
+                    Some(id) => Ok(id),
+                    None => Err(KafkaError::retriable("the cluster reported no id")),
+                }
+            })
+            .await;
+        match id {
+            Ok(id) => Some(id.clone()),
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot read the Kafka cluster id");
+                None
+            }
+        }
     }
 
     /// The worker configuration.

@@ -45,6 +45,10 @@ impl Admin for MemoryAdmin {
         }))
     }
 
+    async fn cluster_id(&self, _timeout: Duration) -> Result<Option<String>, KafkaError> {
+        Ok(Some(self.cluster.cluster_id().to_string()))
+    }
+
     async fn list_topics(&self, _timeout: Duration) -> Result<Vec<String>, KafkaError> {
         let mut names: Vec<String> = self
             .cluster

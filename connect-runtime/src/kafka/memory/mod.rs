@@ -183,6 +183,24 @@ struct Inner {
     /// Woken when records, rebalances or leader changes may let a waiting
     /// consumer make progress.
     changed: Notify,
+    /// This cluster's id, shaped like Kafka's (22 characters of base64url).
+    cluster_id: String,
+}
+
+/// A fresh id in Kafka's format: 16 random bytes in unpadded base64url.
+fn new_cluster_id() -> String {
+    use base64::Engine as _;
+    use std::hash::{BuildHasher, Hasher};
+    // std's per-instance random hasher keys are the randomness at hand.
+    let half = || {
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+    };
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&half().to_le_bytes());
+    bytes[8..].copy_from_slice(&half().to_le_bytes());
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
 impl Inner {
@@ -279,8 +297,14 @@ impl MemoryKafka {
                     auto_create: true,
                 }),
                 changed: Notify::new(),
+                cluster_id: new_cluster_id(),
             }),
         }
+    }
+
+    /// This cluster's id (22 characters of base64url, as Kafka's).
+    pub fn cluster_id(&self) -> &str {
+        &self.inner.cluster_id
     }
 
     /// Partitions of auto-created topics (values below 1 count as 1).

@@ -150,4 +150,11 @@ impl Admin for RdAdmin {
         names.sort();
         Ok(names)
     }
+
+    async fn cluster_id(&self, timeout: Duration) -> Result<Option<String>, KafkaError> {
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || inner.inner().fetch_cluster_id(timeout))
+            .await
+            .map_err(|e| KafkaError::fatal(format!("fetching the cluster id did not finish: {e}")))
+    }
 }
