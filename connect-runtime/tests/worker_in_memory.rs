@@ -502,6 +502,90 @@ async fn retriable_delivery_failures_are_sent_again_in_order() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_without_commit_record_still_commits_every_offset() {
+    let s = setup();
+    let w = worker(&s);
+    // `release.records`: the task's wants_commit_record answers false, so
+    // the worker lets go of each record once sent.
+    w.create_connector(
+        "rel-src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "300"),
+            ("topic", "out"),
+            ("release.records", "true"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("the last offset stored", || {
+        stored(&s.store, "rel-src") == Some(299)
+    })
+    .await;
+    assert_eq!(topic_values(&s.kafka, "out").len(), 300);
+    let c = counts("rel-src");
+    assert_eq!((c.acked, c.dropped), (0, 0), "commit_record is not called");
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_deliveries_of_records_let_go_at_send_follow_the_tolerance() {
+    // none: the task fails and nothing is committed.
+    let s = setup();
+    s.kafka.fail_next_produce(1, FaultKind::Fatal);
+    let w = worker(&s);
+    w.create_connector(
+        "rel-none",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "5"),
+            ("topic", "out"),
+            ("release.records", "true"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("task FAILED", || {
+        futures::executor::block_on(w.connector_status("rel-none"))
+            .map(|st| st.tasks[0].state.state == "FAILED")
+            .unwrap_or(false)
+    })
+    .await;
+    assert_eq!(
+        stored(&s.store, "rel-none"),
+        None,
+        "v0 failed: nothing committed"
+    );
+    w.shutdown().await;
+
+    // all (no DLQ): the failed record is skipped and the offsets move on.
+    let s = setup();
+    s.kafka.fail_next_produce(1, FaultKind::Fatal);
+    let w = worker(&s);
+    w.create_connector(
+        "rel-all",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "5"),
+            ("topic", "out"),
+            ("release.records", "true"),
+            ("errors.tolerance", "all"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("offsets past the skipped record", || {
+        stored(&s.store, "rel-all") == Some(4)
+    })
+    .await;
+    assert_eq!(topic_values(&s.kafka, "out").len(), 4);
+    w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fatal_delivery_failures_under_both_tolerances() {
     // none: the task fails and the failed record's offset is not committed.
     let s = setup();
@@ -594,6 +678,8 @@ async fn backpressure_bounds_what_is_held_with_a_slow_broker() {
         assert!(tokio::time::Instant::now() < deadline, "stalled at {acked}");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    // By default commit_record gets each record as produced.
+    assert_eq!(counts("bp-src").acked_with_value, counts("bp-src").acked);
     w.shutdown().await;
 }
 

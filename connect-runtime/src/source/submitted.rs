@@ -176,13 +176,17 @@ impl SubmittedRecords {
 
     /// Whether `token` is an in-flight dead-letter send.
     pub fn is_dead_letter(&self, token: u64) -> bool {
-        let Some(i) = token
-            .checked_sub(self.base)
-            .and_then(|i| usize::try_from(i).ok())
-        else {
-            return false;
-        };
-        matches!(self.ring.get(i), Some(Some(s)) if s.dead_letter && s.state == State::InFlight)
+        matches!(self.get(token), Some(s) if s.dead_letter && s.state == State::InFlight)
+    }
+
+    /// Whether `token` is a submission still waiting for its ack.
+    pub fn is_in_flight(&self, token: u64) -> bool {
+        matches!(self.get(token), Some(s) if s.state == State::InFlight)
+    }
+
+    fn get(&self, token: u64) -> Option<&Submission> {
+        let i = usize::try_from(token.checked_sub(self.base)?).ok()?;
+        self.ring.get(i)?.as_ref()
     }
 
     fn slot(&mut self, token: u64) -> Option<&mut Submission> {

@@ -166,6 +166,11 @@ pub struct WorkerSourceTask {
     known_topics: HashSet<Arc<str>>,
     last_topic: Option<Arc<str>>,
     encoded: Encoded,
+    /// The task wants `commit_record` calls (`SourceTask::wants_commit_record`).
+    commit_records: bool,
+    /// Let go of each record once sent: neither `commit_record` nor anything
+    /// configured (retries, the DLQ) needs it after the send.
+    release_records: bool,
     /// Resend attempts and first failure time of records whose delivery
     /// failed retriably.
     resends: std::collections::HashMap<u64, (u32, tokio::time::Instant)>,
@@ -219,6 +224,8 @@ impl WorkerSourceTask {
             known_topics: HashSet::new(),
             last_topic: None,
             encoded: Encoded::default(),
+            commit_records: true,
+            release_records: false,
             resends: Default::default(),
         })
     }
@@ -248,7 +255,13 @@ impl WorkerSourceTask {
             let ctx: Arc<dyn SourceTaskContext> = self.context.clone();
             let config = self.plugins.task_config.clone();
             match self.plugins.task.start(&config, ctx).await {
-                Ok(()) => {}
+                Ok(()) => {
+                    self.commit_records = self.plugins.task.wants_commit_record();
+                    let errors = self.pipeline.config();
+                    self.release_records = !self.commit_records
+                        && errors.retry_timeout_ms == 0
+                        && errors.dlq_topic.is_empty();
+                }
                 Err(e) => {
                     self.handle_invalid_offset(e).await?;
                     continue;
@@ -428,12 +441,10 @@ impl WorkerSourceTask {
         if !converted || !self.topic_known(&record.record.topic) {
             return Ok(Some(Rest::Convert(partition, record)));
         }
-        // The offset travels with the record until its ack, then moves into
-        // the tracker (no copy on the hot path).
-        let token = self.tracker.submit(partition, SourceMap::new());
+        let token = self.submit(partition, &mut record);
         match self.producer.send(&self.encoded.out(&record), token) {
             Ok(()) => {
-                self.tracker.attach(token, record);
+                self.sent(token, record);
                 Ok(None)
             }
             // A full queue or a send error: the general path waits or fails.
@@ -481,7 +492,9 @@ impl WorkerSourceTask {
     /// SourceTask::commit_record), and it is done at once.
     async fn dropped(&mut self, partition: Arc<SourceMap>, offset: SourceMap) -> Result<()> {
         let dropped = SourceRecord::new(partition, offset, Record::default());
-        self.plugins.task.commit_record(&dropped, None).await?;
+        if self.commit_records {
+            self.plugins.task.commit_record(&dropped, None).await?;
+        }
         self.tracker
             .submit_done(dropped.source_partition, dropped.source_offset);
         Ok(())
@@ -500,8 +513,29 @@ impl WorkerSourceTask {
                 .await;
         }
         self.ensure_topic(&record.record.topic).await;
-        let token = self.tracker.submit(partition, SourceMap::new());
+        let mut record = record;
+        let token = self.submit(partition, &mut record);
         self.send(token, record).await
+    }
+
+    /// Enter `record` in the tracker. Its offset travels with the record
+    /// until the ack and then moves into the tracker (no copy on the hot
+    /// path); when records are let go once sent, it goes there now.
+    fn submit(&mut self, partition: Arc<SourceMap>, record: &mut SourceRecord) -> u64 {
+        if self.release_records {
+            let offset = mem::take(&mut record.source_offset);
+            self.tracker.submit(partition, offset)
+        } else {
+            self.tracker.submit(partition, SourceMap::new())
+        }
+    }
+
+    /// The producer has `record`: keep it with its submission until the ack,
+    /// or let it go.
+    fn sent(&mut self, token: u64, record: SourceRecord) {
+        if !self.release_records {
+            self.tracker.attach(token, record);
+        }
     }
 
     /// Send the converted `record` (in the buffers) under `token` and keep
@@ -514,7 +548,7 @@ impl WorkerSourceTask {
             &self.acks,
         )
         .await?;
-        self.tracker.attach(token, record);
+        self.sent(token, record);
         Ok(())
     }
 
@@ -599,7 +633,7 @@ impl WorkerSourceTask {
                     self.tracker.complete(token);
                 }
             }
-            if let Some(r) = record {
+            if let (Some(r), true) = (record, self.commit_records) {
                 self.plugins.task.commit_record(&r, None).await?;
             }
             return Ok(());
@@ -738,17 +772,21 @@ impl WorkerSourceTask {
                     let Some(done) = self.tracker.complete(token) else {
                         continue;
                     };
+                    // Records let go at send time have nothing left to do
+                    // here: their offsets are in the tracker already.
                     if let Some(mut record) = done.record {
-                        let md = (!done.dead_letter).then(|| RecordMetadata {
-                            topic: record.record.topic.clone(),
-                            partition: meta.partition,
-                            offset: meta.offset,
-                            timestamp: meta.timestamp,
-                        });
-                        self.plugins
-                            .task
-                            .commit_record(&record, md.as_ref())
-                            .await?;
+                        if self.commit_records {
+                            let md = (!done.dead_letter).then(|| RecordMetadata {
+                                topic: record.record.topic.clone(),
+                                partition: meta.partition,
+                                offset: meta.offset,
+                                timestamp: meta.timestamp,
+                            });
+                            self.plugins
+                                .task
+                                .commit_record(&record, md.as_ref())
+                                .await?;
+                        }
                         if !done.dead_letter {
                             self.tracker
                                 .set_offset(token, mem::take(&mut record.source_offset));
@@ -773,7 +811,7 @@ impl WorkerSourceTask {
             ));
         }
         let Some(record) = self.tracker.take_record(token) else {
-            return Ok(());
+            return self.released_delivery_failed(token, error);
         };
         let error = ConnectError::from(error);
         if error.is_retriable() {
@@ -790,6 +828,30 @@ impl WorkerSourceTask {
             .tolerate(Stage::KafkaProduce, "producer", error, 1)?;
         self.dead_letter(Submit::Existing(token), Some(record), failure)
             .await
+    }
+
+    /// A failed delivery of a record let go at send time (no retries or DLQ
+    /// are configured, so there is nothing to resend): the tolerance decides
+    /// between failing the task (its offset is not committed, so the record
+    /// is polled again after a restart) and skipping it.
+    fn released_delivery_failed(&mut self, token: u64, error: KafkaError) -> Result<()> {
+        if !self.release_records || !self.tracker.is_in_flight(token) {
+            return Ok(()); // unknown or already completed
+        }
+        let failure = self.pipeline.tolerate(
+            Stage::KafkaProduce,
+            "producer",
+            ConnectError::from(error),
+            1,
+        )?;
+        if self.settings.errors.log_enable {
+            self.pipeline.record_logged();
+            let id = &self.settings.id;
+            tracing::error!(task = %id, stage = %failure.stage, executing = %failure.executing,
+                error = %failure.error, "Error encountered in task {id}");
+        }
+        self.tracker.complete(token);
+        Ok(())
     }
 
     /// The wait before sending `token` again, or `None` once

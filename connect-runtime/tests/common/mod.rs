@@ -26,6 +26,9 @@ pub(crate) struct CountingTask {
     partition: Arc<SourceMap>,
     name: String,
     heartbeat_only: bool,
+    /// `wants_commit_record` answers `false` (the worker lets go
+    /// of each record once sent).
+    release_records: bool,
     context: Option<Arc<dyn SourceTaskContext>>,
 }
 
@@ -40,6 +43,10 @@ pub(crate) struct Counts {
     pub(crate) dropped: u64,
     /// `poll` calls that had nothing left to return.
     pub(crate) idle_polls: u64,
+    /// The source offset `n` of the last record `commit_record` acknowledged.
+    pub(crate) last_acked: i64,
+    /// Acknowledged records that still carried their value.
+    pub(crate) acked_with_value: u64,
 }
 
 static PROGRESS: Mutex<Vec<(String, Counts)>> = Mutex::new(Vec::new());
@@ -83,6 +90,7 @@ impl SourceTask for CountingTask {
         self.topic = config.get("topic").cloned().unwrap_or_else(|| "out".into());
         self.name = config.get("name").cloned().unwrap_or_default();
         self.heartbeat_only = config.get("heartbeat.only").is_some_and(|v| v == "true");
+        self.release_records = config.get("release.records").is_some_and(|v| v == "true");
         if let Some(o) = ctx.offset_storage_reader().offset(&self.partition) {
             if config
                 .get("reject.stored.offset")
@@ -140,12 +148,21 @@ impl SourceTask for CountingTask {
         record: &SourceRecord,
         metadata: Option<&connect_api::RecordMetadata>,
     ) -> Result<()> {
-        let _ = record;
+        let n = record.source_offset.get("n").and_then(|n| n.as_i64());
         match metadata {
-            Some(_) => bump(&self.name, |c| c.acked += 1),
+            Some(_) => bump(&self.name, |c| {
+                c.acked += 1;
+                c.last_acked = n.unwrap_or(-1);
+                if !record.record.value.is_null() {
+                    c.acked_with_value += 1;
+                }
+            }),
             None => bump(&self.name, |c| c.dropped += 1),
         }
         Ok(())
+    }
+    fn wants_commit_record(&self) -> bool {
+        !self.release_records
     }
     async fn stop(&mut self) -> Result<()> {
         Ok(())
@@ -186,6 +203,7 @@ impl SourceConnector for PassThroughSource {
             partition: partition(),
             name: String::new(),
             heartbeat_only: false,
+            release_records: false,
             context: None,
         })
     }

@@ -84,6 +84,10 @@ impl SourceTask for EventTask {
             })
             .collect())
     }
+    // No commit_record here: let the worker drop each record once sent.
+    fn wants_commit_record(&self) -> bool {
+        false
+    }
     async fn stop(&mut self) -> Result<()> {
         Ok(())
     }
