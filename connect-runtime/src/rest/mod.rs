@@ -202,6 +202,7 @@ impl RestServer {
         let addr = tcp
             .local_addr()
             .map_err(|e| ConnectError::other(format!("listener address: {e}")))?;
+        worker.set_listener_address(addr);
         let state = Arc::new(AppState {
             worker,
             loggers,

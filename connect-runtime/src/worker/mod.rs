@@ -171,6 +171,9 @@ struct Entry {
 
 struct Inner {
     worker_id: String,
+    /// The REST listener's bound address, when the configured one asked for
+    /// any free port (`:0`): the id reported from then on.
+    bound_id: std::sync::OnceLock<String>,
     config: WorkerConfig,
     plugins: Plugins,
     cluster: Arc<dyn KafkaCluster>,
@@ -241,6 +244,7 @@ impl Worker {
             inner: Arc::new(Inner {
                 providers,
                 worker_id,
+                bound_id: std::sync::OnceLock::new(),
                 config,
                 plugins,
                 cluster,
@@ -266,7 +270,20 @@ impl Worker {
 
     /// The worker id shown in statuses.
     pub fn worker_id(&self) -> &str {
-        &self.inner.worker_id
+        match self.inner.bound_id.get() {
+            Some(id) => id,
+            None => &self.inner.worker_id,
+        }
+    }
+
+    /// Tell the worker the address its REST listener got: when the
+    /// configured listener asked for a free port (`:0`), the id becomes the
+    /// bound `host:port`, as Kafka's worker id names a reachable address.
+    /// Only the first call counts.
+    pub fn set_listener_address(&self, addr: std::net::SocketAddr) {
+        if self.inner.worker_id.ends_with(":0") {
+            let _ = self.inner.bound_id.set(addr.to_string());
+        }
     }
 
     /// The Kafka cluster's id (`kafka_cluster_id` in `GET /`), asked of the
@@ -682,7 +699,7 @@ impl Worker {
             name: name.to_string(),
             connector: StateInfo {
                 state: state.name().to_string(),
-                worker_id: self.inner.worker_id.clone(),
+                worker_id: self.worker_id().to_string(),
                 trace,
             },
             tasks: entry
@@ -694,7 +711,7 @@ impl Worker {
                         id: t,
                         state: StateInfo {
                             state: state.name().to_string(),
-                            worker_id: self.inner.worker_id.clone(),
+                            worker_id: self.worker_id().to_string(),
                             trace,
                         },
                     }
