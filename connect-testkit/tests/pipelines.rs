@@ -87,6 +87,28 @@ async fn failed_produces_fail_the_task_and_a_restart_delivers_everything() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_long_outage_delays_records_but_never_drops_them() {
+    // Kafka Connect's source producer never times a record out
+    // (delivery.timeout.ms = Integer.MAX_VALUE): ten minutes without a
+    // leader (the in-memory producer's own default gives up after two)
+    // end with every record delivered and the task still running.
+    let kafka = MemoryKafka::new();
+    kafka.create_topic(&NewTopic::new("counts", 1)).unwrap();
+    kafka.take_leader_away("counts", 0).unwrap();
+    let mut p =
+        SourcePipeline::for_connector(&kafka, "counter", CounterSource::new(CounterLog::default()));
+    p.start(config(&[("count", "10"), ("topic", "counts")]))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(600)).await;
+    assert!(topic_values(&p, "counts").is_empty());
+    kafka.restore_leader("counts", 0).unwrap();
+    p.wait_for_records("counts", 10, WAIT).await.unwrap();
+    p.stop().await.unwrap();
+    assert_eq!(topic_values(&p, "counts"), all(10));
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_partition_without_leader_holds_records_until_it_is_back() {
     let kafka = MemoryKafka::new();
     kafka.create_topic(&NewTopic::new("counts", 1)).unwrap();

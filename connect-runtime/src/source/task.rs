@@ -189,9 +189,19 @@ impl WorkerSourceTask {
         let acks = Arc::new(AckQueue::default());
         let mut producer_config = settings.producer.clone();
         // Kafka's source producer defaults: nothing is lost to a retry limit.
+        // librdkafka already retries without limit, but gives up on a record
+        // after delivery.timeout.ms (5 minutes); Kafka Connect sets it to
+        // Integer.MAX_VALUE, so an outage only delays records. (A
+        // transactional producer keeps its own bound: librdkafka ties it to
+        // transaction.timeout.ms.)
         producer_config
             .entry("acks".into())
             .or_insert_with(|| "all".into());
+        if !producer_config.contains_key("transactional.id") {
+            producer_config
+                .entry("delivery.timeout.ms".into())
+                .or_insert_with(|| "2147483647".into());
+        }
         let producer = cluster.producer(&producer_config, acks.clone())?;
         let dlq_producer = if settings.errors.dlq_topic.is_empty() {
             None
