@@ -28,8 +28,8 @@ use connect_api::{
 };
 
 use crate::util::{
-    into_map, into_struct, map_put, or_default, replace_null_with_default_key, struct_builder_like,
-    REPLACE_NULL_WITH_DEFAULT,
+    fill_defaults, into_map, into_struct, map_put, replace_null_with_default_key,
+    struct_builder_like, REPLACE_NULL_WITH_DEFAULT,
 };
 use crate::util::{SchemaCache, Side};
 
@@ -249,17 +249,14 @@ impl InsertField {
         let settings = &self.settings;
         // The input's values vector becomes the output's: the inserted
         // fields come after the input's, so no new vector, no null fill.
-        let (input, mut values) = into_struct(value, PURPOSE)?.into_parts();
+        let mut s = into_struct(value, PURPOSE)?;
+        if settings.replace_null_with_default {
+            fill_defaults(&mut s);
+        }
+        let (input, mut values) = s.into_parts();
         let output = self
             .cache
             .get_or_try_insert(&input, |s| settings.derive(s))?;
-        if settings.replace_null_with_default {
-            for (field, v) in input.field_list().zip(values.iter_mut()) {
-                if v.is_null() {
-                    *v = or_default(Value::Null, field, true);
-                }
-            }
-        }
         values.reserve(output.field_count().saturating_sub(values.len()));
         settings.each_value(record, true, |spec, v| {
             if v.is_null() && !spec.optional {

@@ -31,14 +31,18 @@ impl ErrorPipeline {
         record: R,
         keep_original: bool,
     ) -> Result<Transformed<R>> {
-        let retries = self.config().retry_timeout_ms != 0;
-        if !keep_original && !retries {
-            return self.transform_now(chain, record);
-        }
         let original = keep_original.then(|| record.clone());
+        if self.config().retry_timeout_ms == 0 {
+            // Nothing to retry: the synchronous path, with the kept original
+            // put on a failure.
+            return Ok(match self.transform_now(chain, record)? {
+                Transformed::Failed(_, failure) => Transformed::Failed(original, failure),
+                other => other,
+            });
+        }
         let mut record = record;
         for index in 0..chain.len() {
-            let input = retries.then(|| record.clone());
+            let input = record.clone();
             let error = match chain.apply_stage(index, record) {
                 Ok(Some(r)) => {
                     record = r;
@@ -48,14 +52,13 @@ impl ErrorPipeline {
                 Err(e) => e,
             };
             let class = chain.stage_class(index).unwrap_or("transforms").to_string();
-            let outcome = match input {
-                Some(input) if error.is_retriable() => {
-                    self.execute(Stage::Transformation, &class, || {
-                        chain.apply_stage(index, input.clone())
-                    })
-                    .await?
-                }
-                _ => Err(self.tolerate(Stage::Transformation, &class, error, 1)?),
+            let outcome = if error.is_retriable() {
+                self.execute(Stage::Transformation, &class, || {
+                    chain.apply_stage(index, input.clone())
+                })
+                .await?
+            } else {
+                Err(self.tolerate(Stage::Transformation, &class, error, 1)?)
             };
             match outcome {
                 Ok(Some(r)) => record = r,

@@ -514,7 +514,7 @@ impl WorkerSourceTask {
     async fn convert_and_send(
         &mut self,
         partition: Arc<SourceMap>,
-        record: SourceRecord,
+        mut record: SourceRecord,
     ) -> Result<()> {
         if let Some(failure) = self.convert(&record).await? {
             let offset = record.source_offset.clone();
@@ -523,7 +523,6 @@ impl WorkerSourceTask {
                 .await;
         }
         self.ensure_topic(&record.record.topic).await;
-        let mut record = record;
         let token = self.submit(partition, &mut record);
         self.send(token, record).await
     }
@@ -583,12 +582,17 @@ impl WorkerSourceTask {
             Stage::ValueConverter,
         ] {
             let converters = &mut self.plugins.converters;
+            let encoded = &mut self.encoded;
+            if encoded.convert(converters, stage, record).is_ok() {
+                continue;
+            }
+            // Failed once: run it again under the pipeline (retries,
+            // tolerance), which needs the converter's class name.
             let class = match stage {
                 Stage::HeaderConverter => converters.header_class.clone(),
                 Stage::KeyConverter => converters.key_class.clone(),
                 _ => converters.value_class.clone(),
             };
-            let encoded = &mut self.encoded;
             let out = self
                 .pipeline
                 .execute(stage, &class, || encoded.convert(converters, stage, record))
@@ -820,48 +824,31 @@ impl WorkerSourceTask {
                 "the dead letter queue rejected a failed record; stopping so it is not lost",
             ));
         }
-        let Some(record) = self.tracker.take_record(token) else {
-            return self.released_delivery_failed(token, error);
-        };
-        let error = ConnectError::from(error);
-        if error.is_retriable() {
-            if let Some(delay) = self.resend_delay(token) {
-                tracing::warn!(task = %self.settings.id, error = %error,
-                    "retriable delivery failure; sending the record again in {delay:?}");
-                tokio::time::sleep(delay).await;
-                return self.resend(token, record).await;
-            }
+        if !self.tracker.is_in_flight(token) {
+            return Ok(()); // unknown, or already completed
         }
+        // A record let go at send time (no retries or DLQ configured) has
+        // nothing to resend: the tolerance alone decides.
+        let record = self.tracker.take_record(token);
+        let error = ConnectError::from(error);
+        let record = match record {
+            Some(record) if error.is_retriable() => match self.resend_delay(token) {
+                Some(delay) => {
+                    tracing::warn!(task = %self.settings.id, error = %error,
+                        "retriable delivery failure; sending the record again in {delay:?}");
+                    tokio::time::sleep(delay).await;
+                    return self.resend(token, record).await;
+                }
+                None => Some(record),
+            },
+            other => other,
+        };
         self.resends.remove(&token);
         let failure = self
             .pipeline
             .tolerate(Stage::KafkaProduce, "producer", error, 1)?;
-        self.dead_letter(Submit::Existing(token), Some(record), failure)
+        self.dead_letter(Submit::Existing(token), record, failure)
             .await
-    }
-
-    /// A failed delivery of a record let go at send time (no retries or DLQ
-    /// are configured, so there is nothing to resend): the tolerance decides
-    /// between failing the task (its offset is not committed, so the record
-    /// is polled again after a restart) and skipping it.
-    fn released_delivery_failed(&mut self, token: u64, error: KafkaError) -> Result<()> {
-        if !self.release_records || !self.tracker.is_in_flight(token) {
-            return Ok(()); // unknown or already completed
-        }
-        let failure = self.pipeline.tolerate(
-            Stage::KafkaProduce,
-            "producer",
-            ConnectError::from(error),
-            1,
-        )?;
-        if self.settings.errors.log_enable {
-            self.pipeline.record_logged();
-            let id = &self.settings.id;
-            tracing::error!(task = %id, stage = %failure.stage, executing = %failure.executing,
-                error = %failure.error, "Error encountered in task {id}");
-        }
-        self.tracker.complete(token);
-        Ok(())
     }
 
     /// The wait before sending `token` again, or `None` once
