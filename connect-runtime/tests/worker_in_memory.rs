@@ -529,36 +529,38 @@ async fn a_task_without_commit_record_still_commits_every_offset() {
     w.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn failed_deliveries_of_records_let_go_at_send_follow_the_tolerance() {
-    // none: the task fails and nothing is committed.
+/// Under `errors.tolerance=none`, a source whose first record fails to
+/// deliver fails, and the failed record's offset is not committed.
+async fn a_failed_first_delivery_fails_the_task(name: &str, extra: &[(&str, &str)]) {
     let s = setup();
     s.kafka.fail_next_produce(1, FaultKind::Fatal);
     let w = worker(&s);
-    w.create_connector(
-        "rel-none",
-        props(&[
-            ("connector.class", "PassThroughSource"),
-            ("count", "5"),
-            ("topic", "out"),
-            ("release.records", "true"),
-        ]),
-        TargetState::Started,
-    )
-    .await
-    .unwrap();
+    let mut config = props(&[
+        ("connector.class", "PassThroughSource"),
+        ("count", "5"),
+        ("topic", "out"),
+    ]);
+    config.extend(props(extra));
+    w.create_connector(name, config, TargetState::Started)
+        .await
+        .unwrap();
     eventually("task FAILED", || {
-        futures::executor::block_on(w.connector_status("rel-none"))
+        futures::executor::block_on(w.connector_status(name))
             .map(|st| st.tasks[0].state.state == "FAILED")
             .unwrap_or(false)
     })
     .await;
     assert_eq!(
-        stored(&s.store, "rel-none"),
+        stored(&s.store, name),
         None,
-        "v0 failed: nothing committed"
+        "v0 failed: nothing may be committed"
     );
     w.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_deliveries_of_records_let_go_at_send_follow_the_tolerance() {
+    a_failed_first_delivery_fails_the_task("rel-none", &[("release.records", "true")]).await;
 
     // all (no DLQ): the failed record is skipped and the offsets move on.
     let s = setup();
@@ -587,33 +589,7 @@ async fn failed_deliveries_of_records_let_go_at_send_follow_the_tolerance() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fatal_delivery_failures_under_both_tolerances() {
-    // none: the task fails and the failed record's offset is not committed.
-    let s = setup();
-    s.kafka.fail_next_produce(1, FaultKind::Fatal);
-    let w = worker(&s);
-    w.create_connector(
-        "src",
-        props(&[
-            ("connector.class", "PassThroughSource"),
-            ("count", "5"),
-            ("topic", "out"),
-        ]),
-        TargetState::Started,
-    )
-    .await
-    .unwrap();
-    eventually("task FAILED", || {
-        futures::executor::block_on(w.connector_status("src"))
-            .map(|st| st.tasks[0].state.state == "FAILED")
-            .unwrap_or(false)
-    })
-    .await;
-    assert_eq!(
-        stored(&s.store, "src"),
-        None,
-        "v0 failed: nothing may be committed"
-    );
-    w.shutdown().await;
+    a_failed_first_delivery_fails_the_task("src", &[]).await;
 
     // all: the record goes to the DLQ and the offsets move on.
     let s = setup();
