@@ -3,7 +3,7 @@
 //! callback on rdkafka's polling thread reports it to the sink.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ::rdkafka::client::ClientContext;
 use ::rdkafka::consumer::ConsumerGroupMetadata;
@@ -18,6 +18,9 @@ use crate::kafka::{
     Delivered, DeliverySink, GroupMetadata, KafkaError, KafkaErrorKind, OutRecord, Producer,
     SendError, TopicPartitionOffsets,
 };
+
+/// How often [`RdProducer`]'s flush looks again for unreported records.
+const FLUSH_CHECK_INTERVAL: Duration = Duration::from_millis(1);
 
 pub(super) struct SinkContext {
     sink: Arc<dyn DeliverySink>,
@@ -126,7 +129,24 @@ impl Producer for RdProducer {
     }
 
     async fn flush(&self, timeout: Duration) -> Result<(), KafkaError> {
-        self.blocking(move |p| p.flush(timeout), "flush").await
+        // rdkafka's own flush waits by polling the main queue in steps of up
+        // to 100 ms; here the producer's polling thread serves that queue, so
+        // such a step sat idle until it timed out, up to 100 ms after the
+        // last delivery report. A zero-timeout flush asks librdkafka to send
+        // what lingers and answers at once whether any record is still
+        // unreported; check it again every millisecond.
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.inner.flush(Duration::ZERO) {
+                Ok(()) => return Ok(()),
+                Err(RdError::Flush(RDKafkaErrorCode::OperationTimedOut))
+                    if Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(FLUSH_CHECK_INTERVAL).await
+                }
+                Err(e) => return Err(from_rd(&e, "flush")),
+            }
+        }
     }
 
     async fn init_transactions(&self, timeout: Duration) -> Result<(), KafkaError> {
