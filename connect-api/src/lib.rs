@@ -51,4 +51,4 @@ pub use connector::{Connector, ConnectorContext, ConnectorType, SinkConnector, S
 pub use converter::{Converter, HeaderConverter, SchemaAndValue};
 pub use sink::{SinkTask, SinkTaskContext, TopicPartition, TopicPartitionOffsets};
 pub use source::{RecordMetadata, SourceTask, SourceTaskContext};
-pub use transform::{Predicate, Transformation};
+pub use transform::{Predicate, Transformation, Verdict};

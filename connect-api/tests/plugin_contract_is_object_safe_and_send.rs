@@ -11,7 +11,7 @@ use connect_api::connector::{Connector, ConnectorContext, SinkConnector, SourceC
 use connect_api::converter::{Converter, HeaderConverter};
 use connect_api::sink::{SinkTask, SinkTaskContext};
 use connect_api::source::{SourceTask, SourceTaskContext};
-use connect_api::transform::{Predicate, Transformation};
+use connect_api::transform::{Predicate, Transformation, Verdict};
 use connect_api::{ConnectRecord, Record, Result, SinkRecord, SourceRecord, Value};
 
 fn assert_send<T: Send>(_: &T) {}
@@ -76,8 +76,8 @@ impl SinkConnector for Quiet {
 }
 
 impl<R: ConnectRecord> Transformation<R> for Quiet {
-    fn apply(&mut self, record: R) -> Result<Option<R>> {
-        Ok(Some(record))
+    fn transform(&mut self, _record: &mut R) -> Result<Verdict> {
+        Ok(Verdict::Keep)
     }
 }
 

@@ -2,7 +2,7 @@
 //! the record diff messages.
 
 use connect_api::config::{ConfigDef, ConfigKey, ConfigType};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{
     ConfigMap, ConnectError, ConnectRecord, Record, Result, Schema, SchemaBuilder, SinkRecord,
     Struct, Value,
@@ -28,12 +28,12 @@ impl<R: ConnectRecord> Transformation<R> for Careless {
             .ok_or_else(|| ConnectError::other("no tag"))?;
         Ok(())
     }
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let r = record.record_mut();
         r.headers.clear();
         let s = r.value.as_struct().expect("a struct value");
         let _ = s.schema();
-        Ok(Some(record))
+        Ok(Verdict::Keep)
     }
     fn config_def(&self) -> ConfigDef {
         ConfigDef::new().define(ConfigKey::new("tag", ConfigType::String))
@@ -232,9 +232,9 @@ mod properties {
 struct Liar;
 
 impl<R: ConnectRecord> Transformation<R> for Liar {
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         record.record_mut().value = Value::Int8(1);
-        Ok(Some(record))
+        Ok(Verdict::Keep)
     }
 }
 

@@ -32,7 +32,7 @@ use num_bigint::{BigInt, Sign};
 use connect_api::config::validators::Lambda;
 use connect_api::config::{ConfigKey, ConfigType, ConfigValue, Importance};
 use connect_api::logical::MILLIS_PER_DAY;
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{
     values, ConfigDef, ConfigMap, ConnectError, ConnectRecord, Decimal, LogicalType, Result,
     Schema, SchemaBuilder, Struct, Type, Value,
@@ -558,11 +558,11 @@ impl<R: ConnectRecord> Transformation<R> for Cast {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
-        if self.side.value(&record).is_null() {
-            return Ok(Some(record));
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
+        if self.side.value(&*record).is_null() {
+            return Ok(Verdict::Keep);
         }
-        let (schema, value) = self.side.take(&mut record);
+        let (schema, value) = self.side.take(record);
         let (schema, value) = match (schema, &self.spec) {
             (Some(s), Spec::Whole(ty)) => {
                 let ty = *ty;
@@ -577,8 +577,8 @@ impl<R: ConnectRecord> Transformation<R> for Cast {
             (None, Spec::Whole(ty)) => (None, cast_value(None, value, *ty)?),
             (None, Spec::Fields(fields)) => (None, self.cast_map(value, fields)?),
         };
-        self.side.set(&mut record, schema, value);
-        Ok(Some(record))
+        self.side.set(record, schema, value);
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

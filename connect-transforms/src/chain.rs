@@ -22,7 +22,7 @@ use connect_api::config::validators::Lambda;
 use connect_api::config::{
     parse_value, with_prefix, ConfigDef, ConfigKey, ConfigMap, ConfigType, ConfigValue, Importance,
 };
-use connect_api::transform::{Predicate, Transformation};
+use connect_api::transform::{Predicate, Transformation, Verdict};
 use connect_api::{ConnectError, ConnectRecord, ErrorKind, Result};
 
 use crate::registry::TransformRegistry;
@@ -263,30 +263,39 @@ impl<R: ConnectRecord> TransformChain<R> {
 
     /// Run `record` through the chain: `Ok(None)` when a transform dropped it.
     pub fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+        Ok(match self.transform(&mut record)? {
+            Verdict::Keep => Some(record),
+            Verdict::Drop => None,
+        })
+    }
+
+    /// Run `record` through the chain in place; [`Verdict::Drop`] when a
+    /// transform dropped it (the record is then left as that transform left
+    /// it). On an error the record may be half transformed.
+    pub fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         for index in 0..self.stages.len() {
-            match self.apply_stage(index, record)? {
-                Some(r) => record = r,
-                None => return Ok(None),
+            if self.apply_stage(index, record)? == Verdict::Drop {
+                return Ok(Verdict::Drop);
             }
         }
-        Ok(Some(record))
+        Ok(Verdict::Keep)
     }
 
     /// Run `record` through the transform at `index` alone (its predicate
     /// decides whether it applies), so a caller can retry or tolerate each
     /// transform on its own, as Kafka's worker does. An error names the
     /// alias and class; an index past the end passes the record through.
-    pub fn apply_stage(&mut self, index: usize, record: R) -> Result<Option<R>> {
+    pub fn apply_stage(&mut self, index: usize, record: &mut R) -> Result<Verdict> {
         let Some(stage) = self.stages.get_mut(index) else {
-            return Ok(Some(record));
+            return Ok(Verdict::Keep);
         };
         if let Some(p) = stage.predicate {
-            let matches = self.predicates.get(p).is_some_and(|p| p.test(&record));
+            let matches = self.predicates.get(p).is_some_and(|p| p.test(record));
             if matches == stage.negate {
-                return Ok(Some(record));
+                return Ok(Verdict::Keep);
             }
         }
-        stage.transform.apply(record).map_err(|e| {
+        stage.transform.transform(record).map_err(|e| {
             e.context(format_args!(
                 "transform '{}' ({})",
                 stage.alias, stage.class

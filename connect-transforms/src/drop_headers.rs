@@ -2,7 +2,7 @@
 
 use connect_api::config::validators::ListSize;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{ConnectRecord, Result};
 
 /// Kafka's class name.
@@ -59,13 +59,13 @@ impl<R: ConnectRecord> Transformation<R> for DropHeaders {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let names = &self.headers;
         record
             .record_mut()
             .headers
             .retain(|h| !names.iter().any(|n| n == h.key()));
-        Ok(Some(record))
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

@@ -21,7 +21,7 @@
 
 use connect_api::config::validators::ValidString;
 use connect_api::config::{ConfigKey, ConfigType, Importance};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{ConfigDef, ConfigMap, ConnectError, ConnectRecord, Result, Schema, Value};
 
 use crate::util::{
@@ -285,8 +285,8 @@ impl<R: ConnectRecord> Transformation<R> for ExtractField {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
-        let (schema, value) = self.side.take(&mut record);
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
+        let (schema, value) = self.side.take(record);
         let (schema, value) = match schema {
             None => (None, self.extract_from_map(value)?),
             Some(s) => {
@@ -302,8 +302,8 @@ impl<R: ConnectRecord> Transformation<R> for ExtractField {
                 (Some(field_schema), self.extract_from_struct(value)?)
             }
         };
-        self.side.set(&mut record, schema, value);
-        Ok(Some(record))
+        self.side.set(record, schema, value);
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

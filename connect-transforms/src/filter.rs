@@ -2,7 +2,7 @@
 //! (`transforms.f.predicate=isTombstone`) to drop only matching records.
 
 use connect_api::config::ConfigDef;
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{ConnectRecord, Result};
 
 /// Kafka's class name.
@@ -34,8 +34,8 @@ pub fn config_def() -> ConfigDef {
 }
 
 impl<R: ConnectRecord> Transformation<R> for Filter {
-    fn apply(&mut self, _record: R) -> Result<Option<R>> {
-        Ok(None)
+    fn transform(&mut self, _record: &mut R) -> Result<Verdict> {
+        Ok(Verdict::Drop)
     }
 
     fn config_def(&self) -> ConfigDef {

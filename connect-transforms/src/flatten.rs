@@ -21,7 +21,7 @@
 //! passes through unchanged.
 
 use connect_api::config::{ConfigKey, ConfigType, Importance};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{
     ConfigDef, ConfigMap, ConnectError, ConnectRecord, Result, Schema, Struct, Type, Value,
 };
@@ -244,11 +244,11 @@ impl<R: ConnectRecord> Transformation<R> for Flatten {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
-        if self.side.value(&record).is_null() {
-            return Ok(Some(record));
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
+        if self.side.value(&*record).is_null() {
+            return Ok(Verdict::Keep);
         }
-        let (schema, value) = self.side.take(&mut record);
+        let (schema, value) = self.side.take(record);
         let (schema, value) = match schema {
             Some(_) => {
                 let mut s = into_struct(value, PURPOSE)?;
@@ -259,8 +259,8 @@ impl<R: ConnectRecord> Transformation<R> for Flatten {
                 if output.ptr_eq(s.schema()) {
                     // Already flat: leaves read with their defaults, as below.
                     fill_defaults(&mut s);
-                    self.side.set(&mut record, Some(output), Value::Struct(s));
-                    return Ok(Some(record));
+                    self.side.set(record, Some(output), Value::Struct(s));
+                    return Ok(Verdict::Keep);
                 }
                 let (input, values) = s.into_parts();
                 let mut out = Struct::new(output.clone())?;
@@ -274,8 +274,8 @@ impl<R: ConnectRecord> Transformation<R> for Flatten {
                 (None, Value::Map(out))
             }
         };
-        self.side.set(&mut record, schema, value);
-        Ok(Some(record))
+        self.side.set(record, schema, value);
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

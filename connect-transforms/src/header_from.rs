@@ -3,7 +3,7 @@
 
 use connect_api::config::validators::{ListSize, ValidString};
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{
     ConnectError, ConnectRecord, Header, Result, Schema, SchemaBuilder, Struct, Value,
 };
@@ -236,12 +236,12 @@ impl<R: ConnectRecord> Transformation<R> for HeaderFrom {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let cfg = self
             .config
             .as_ref()
             .ok_or_else(|| ConnectError::other("HeaderFrom is not configured"))?;
-        let (schema, value) = self.side.take(&mut record);
+        let (schema, value) = self.side.take(record);
         let mut added = Vec::with_capacity(cfg.fields.len());
         let (schema, value) = match schema {
             Some(s) => {
@@ -250,12 +250,12 @@ impl<R: ConnectRecord> Transformation<R> for HeaderFrom {
             }
             None => (None, cfg.schemaless(value, &mut added)?),
         };
-        self.side.set(&mut record, schema, value);
+        self.side.set(record, schema, value);
         let headers = &mut record.record_mut().headers;
         for h in added {
             headers.push(h);
         }
-        Ok(Some(record))
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

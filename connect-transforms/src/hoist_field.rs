@@ -13,7 +13,7 @@
 //! the old schema to be optional (else a data error, as Kafka's `Struct.put`).
 
 use connect_api::config::{ConfigKey, ConfigType, Importance};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{ConfigDef, ConfigMap, ConnectRecord, Result, SchemaBuilder, Struct, Value};
 
 use crate::util::{SchemaCache, Side};
@@ -77,8 +77,8 @@ impl<R: ConnectRecord> Transformation<R> for HoistField {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
-        let (schema, value) = self.side.take(&mut record);
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
+        let (schema, value) = self.side.take(record);
         let (schema, value) = match schema {
             None => (
                 None,
@@ -96,8 +96,8 @@ impl<R: ConnectRecord> Transformation<R> for HoistField {
                 (Some(wrapped), Value::Struct(out))
             }
         };
-        self.side.set(&mut record, schema, value);
-        Ok(Some(record))
+        self.side.set(record, schema, value);
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

@@ -22,7 +22,7 @@
 
 use connect_api::config::{ConfigKey, ConfigType, Importance};
 use connect_api::logical::{timestamp_builder, timestamp_schema};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{
     ConfigDef, ConfigMap, ConnectError, ConnectRecord, Result, Schema, Struct, Value,
 };
@@ -332,20 +332,20 @@ impl<R: ConnectRecord> Transformation<R> for InsertField {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
-        if self.side.value(&record).is_null() {
-            return Ok(Some(record));
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
+        if self.side.value(&*record).is_null() {
+            return Ok(Verdict::Keep);
         }
-        let (schema, value) = self.side.take(&mut record);
+        let (schema, value) = self.side.take(record);
         let (schema, value) = match schema {
             Some(_) => {
-                let (s, v) = self.apply_struct(&record, value)?;
+                let (s, v) = self.apply_struct(&*record, value)?;
                 (Some(s), v)
             }
-            None => (None, self.apply_map(&record, value)?),
+            None => (None, self.apply_map(&*record, value)?),
         };
-        self.side.set(&mut record, schema, value);
-        Ok(Some(record))
+        self.side.set(record, schema, value);
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

@@ -4,7 +4,7 @@
 
 use connect_api::config::validators::NonNull;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::values::parse_string;
 use connect_api::{ConnectError, ConnectRecord, Header, Result};
 
@@ -71,13 +71,13 @@ impl<R: ConnectRecord> Transformation<R> for InsertHeader {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let header = self
             .header
             .as_ref()
             .ok_or_else(|| ConnectError::other("InsertHeader is not configured"))?;
         record.record_mut().headers.push(header.clone());
-        Ok(Some(record))
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

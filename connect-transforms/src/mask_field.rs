@@ -22,7 +22,7 @@
 
 use connect_api::config::validators::Lambda;
 use connect_api::config::{ConfigKey, ConfigType, ConfigValue, Importance};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{
     values, ConfigDef, ConfigMap, ConnectError, ConnectRecord, Decimal, Result, Value,
 };
@@ -312,14 +312,14 @@ impl<R: ConnectRecord> Transformation<R> for MaskField {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
-        let (schema, value) = self.side.take(&mut record);
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
+        let (schema, value) = self.side.take(record);
         let value = match schema {
             Some(_) => self.mask_struct(value)?,
             None => self.mask_map(value)?,
         };
-        self.side.set(&mut record, schema, value);
-        Ok(Some(record))
+        self.side.set(record, schema, value);
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{ConnectError, ConnectRecord, Result};
 use regex::{Captures, Regex};
 
@@ -238,10 +238,10 @@ impl<R: ConnectRecord> Transformation<R> for RegexRouter {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let routed = self.route(&record.record().topic)?;
         record.record_mut().topic = routed;
-        Ok(Some(record))
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

@@ -67,17 +67,17 @@ pub fn short_alias(class: &str) -> &str {
 /// Maps class names and aliases to transform and predicate factories.
 ///
 /// ```
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Transformation, Verdict};
 /// use connect_api::{ConnectRecord, Record, Result, SinkRecord, Value};
 /// use connect_transforms::registry::TransformRegistry;
 ///
 /// #[derive(Default)]
 /// struct Upper;
 /// impl<R: ConnectRecord> Transformation<R> for Upper {
-///     fn apply(&mut self, mut r: R) -> Result<Option<R>> {
+///     fn transform(&mut self, r: &mut R) -> Result<Verdict> {
 ///         let t = r.record().topic.to_uppercase();
 ///         r.record_mut().topic = t.into();
-///         Ok(Some(r))
+///         Ok(Verdict::Keep)
 ///     }
 /// }
 ///
@@ -384,9 +384,12 @@ mod tests {
                 self.0 = c.get("tag").cloned().unwrap_or_default();
                 Ok(())
             }
-            fn apply(&mut self, mut r: SinkRecord) -> connect_api::Result<Option<SinkRecord>> {
+            fn transform(
+                &mut self,
+                r: &mut SinkRecord,
+            ) -> connect_api::Result<connect_api::Verdict> {
                 r.record.value = Value::from(self.0.as_str());
-                Ok(Some(r))
+                Ok(connect_api::Verdict::Keep)
             }
         }
         let mut r = TransformRegistry::with_builtins();

@@ -23,7 +23,7 @@
 use std::collections::{HashMap, HashSet};
 
 use connect_api::config::{validators::Lambda, ConfigKey, ConfigType, Importance};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{
     ConfigDef, ConfigMap, ConnectError, ConnectRecord, Field, Result, Schema, Struct, Value,
 };
@@ -264,11 +264,11 @@ impl<R: ConnectRecord> Transformation<R> for ReplaceField {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
-        if self.side.value(&record).is_null() {
-            return Ok(Some(record));
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
+        if self.side.value(&*record).is_null() {
+            return Ok(Verdict::Keep);
         }
-        let (schema, value) = self.side.take(&mut record);
+        let (schema, value) = self.side.take(record);
         let (schema, value) = match schema {
             Some(_) => {
                 let (s, v) = self.apply_struct(value)?;
@@ -276,8 +276,8 @@ impl<R: ConnectRecord> Transformation<R> for ReplaceField {
             }
             None => (None, self.apply_map(value)?),
         };
-        self.side.set(&mut record, schema, value);
-        Ok(Some(record))
+        self.side.set(record, schema, value);
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

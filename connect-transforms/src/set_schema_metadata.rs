@@ -4,7 +4,7 @@
 use connect_api::config::validators::Lambda;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, ConfigValue, Importance};
 use connect_api::logical::{self, LogicalType};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{
     ConnectError, ConnectRecord, Result, Schema, SchemaBuilder, Struct, Type, Value,
 };
@@ -187,24 +187,24 @@ impl<R: ConnectRecord> Transformation<R> for SetSchemaMetadata {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let cfg = self
             .config
             .as_ref()
             .ok_or_else(|| ConnectError::other("SetSchemaMetadata is not configured"))?;
-        if self.side.schema(&record).is_none() && self.side.value(&record).is_null() {
-            return Ok(Some(record));
+        if self.side.schema(&*record).is_none() && self.side.value(&*record).is_null() {
+            return Ok(Verdict::Keep);
         }
-        require_schema(self.side.schema(&record), "updating schema metadata")?;
-        let (schema, value) = self.side.take(&mut record);
+        require_schema(self.side.schema(&*record), "updating schema metadata")?;
+        let (schema, value) = self.side.take(record);
         let schema = schema.unwrap_or_else(Schema::optional_string);
         let updated = self.cache.get_or_try_insert(&schema, |s| cfg.rename(s))?;
         let value = match value {
             Value::Struct(s) => cfg.rebind(s, &updated),
             other => cfg.retype(&schema, &updated, other)?,
         };
-        self.side.set(&mut record, Some(updated), value);
-        Ok(Some(record))
+        self.side.set(record, Some(updated), value);
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

@@ -12,7 +12,7 @@ pub mod date_format;
 use connect_api::config::validators::ValidString;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
 use connect_api::logical::{self, LogicalType};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{
     ConnectError, ConnectRecord, Result, Schema, SchemaBuilder, Struct, Type, Value,
 };
@@ -490,8 +490,8 @@ impl<R: ConnectRecord> Transformation<R> for TimestampConverter {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
-        let (schema, value) = self.side.take(&mut record);
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
+        let (schema, value) = self.side.take(record);
         let (schema, value) = match schema {
             Some(s) => {
                 let (s, v) = self.with_schema(s, value)?;
@@ -499,8 +499,8 @@ impl<R: ConnectRecord> Transformation<R> for TimestampConverter {
             }
             None => (None, self.schemaless(value)?),
         };
-        self.side.set(&mut record, schema, value);
-        Ok(Some(record))
+        self.side.set(record, schema, value);
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{ConnectError, ConnectRecord, Result};
 
 use crate::timestamp_converter::date_format::DateFormat;
@@ -112,7 +112,7 @@ impl<R: ConnectRecord> Transformation<R> for TimestampRouter {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let cfg = self
             .config
             .as_ref()
@@ -153,7 +153,7 @@ impl<R: ConnectRecord> Transformation<R> for TimestampRouter {
             }
         };
         record.record_mut().topic = routed;
-        Ok(Some(record))
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

@@ -17,7 +17,7 @@
 
 use connect_api::config::validators::Lambda;
 use connect_api::config::{ConfigKey, ConfigType, ConfigValue, Importance};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{
     ConfigDef, ConfigMap, ConnectError, ConnectRecord, Result, Schema, SchemaBuilder, Struct, Value,
 };
@@ -140,7 +140,7 @@ impl<R: ConnectRecord> Transformation<R> for ValueToKey {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let r = record.record();
         let (key_schema, key) = match &r.value_schema {
             Some(_) => {
@@ -153,7 +153,7 @@ impl<R: ConnectRecord> Transformation<R> for ValueToKey {
         let r = record.record_mut();
         r.key_schema = key_schema;
         r.key = key;
-        Ok(Some(record))
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

@@ -18,7 +18,7 @@
 
 use connect_api::config::validators::NonEmptyString;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::Transformation;
+use connect_api::transform::{Transformation, Verdict};
 use connect_api::{ConnectError, ConnectRecord, Header, Result, Schema, Value};
 
 /// Name of the header to add.
@@ -85,12 +85,12 @@ impl<R: ConnectRecord> Transformation<R> for AddHeader {
         Ok(())
     }
 
-    fn apply(&mut self, mut record: R) -> Result<Option<R>> {
+    fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let header = self.header.as_ref().ok_or_else(|| {
             ConnectError::other("AddHeader was applied before configure(); configure it first")
         })?;
         record.record_mut().headers.push(header.clone());
-        Ok(Some(record))
+        Ok(Verdict::Keep)
     }
 
     fn config_def(&self) -> ConfigDef {

@@ -3,7 +3,7 @@
 //! transformation alone, on a copy of its own input, and a failure names
 //! the transformation's class (the DLQ's `__connect.errors.class.name`).
 
-use connect_api::{ConnectRecord, Result};
+use connect_api::{ConnectRecord, Result, Verdict};
 use connect_transforms::chain::TransformChain;
 
 use super::{ErrorPipeline, Failure, Stage};
@@ -43,26 +43,26 @@ impl ErrorPipeline {
         let mut record = record;
         for index in 0..chain.len() {
             let input = record.clone();
-            let error = match chain.apply_stage(index, record) {
-                Ok(Some(r)) => {
-                    record = r;
-                    continue;
-                }
-                Ok(None) => return Ok(Transformed::Dropped),
+            let error = match chain.apply_stage(index, &mut record) {
+                Ok(Verdict::Keep) => continue,
+                Ok(Verdict::Drop) => return Ok(Transformed::Dropped),
                 Err(e) => e,
             };
             let class = chain.stage_class(index).unwrap_or("transforms").to_string();
             let outcome = if error.is_retriable() {
                 self.execute(Stage::Transformation, &class, || {
-                    chain.apply_stage(index, input.clone())
+                    let mut retried = input.clone();
+                    chain
+                        .apply_stage(index, &mut retried)
+                        .map(|verdict| (verdict, retried))
                 })
                 .await?
             } else {
                 Err(self.tolerate(Stage::Transformation, &class, error, 1)?)
             };
             match outcome {
-                Ok(Some(r)) => record = r,
-                Ok(None) => return Ok(Transformed::Dropped),
+                Ok((Verdict::Keep, r)) => record = r,
+                Ok((Verdict::Drop, _)) => return Ok(Transformed::Dropped),
                 Err(failure) => return Ok(Transformed::Failed(original, failure)),
             }
         }
@@ -71,17 +71,17 @@ impl ErrorPipeline {
 
     /// [`transform`](Self::transform) when nothing needs a copy (no
     /// `errors.retry.timeout`, no kept original): nothing can wait, so the
-    /// transformations run synchronously, and a failure goes straight to the
-    /// tolerance.
+    /// transformations run synchronously, on the record in place, and a
+    /// failure goes straight to the tolerance.
     pub(crate) fn transform_now<R: ConnectRecord>(
         &mut self,
         chain: &mut TransformChain<R>,
         mut record: R,
     ) -> Result<Transformed<R>> {
         for index in 0..chain.len() {
-            match chain.apply_stage(index, record) {
-                Ok(Some(r)) => record = r,
-                Ok(None) => return Ok(Transformed::Dropped),
+            match chain.apply_stage(index, &mut record) {
+                Ok(Verdict::Keep) => {}
+                Ok(Verdict::Drop) => return Ok(Transformed::Dropped),
                 Err(error) => {
                     let class = chain.stage_class(index).unwrap_or("transforms");
                     let failure = self.tolerate(Stage::Transformation, class, error, 1)?;
@@ -99,7 +99,7 @@ mod tests {
     use std::sync::Arc;
 
     use connect_api::config::ConfigMap;
-    use connect_api::transform::Transformation;
+    use connect_api::transform::{Transformation, Verdict};
     use connect_api::{ConfigDef, ConnectError, Record, SinkRecord, Value};
 
     use super::*;
@@ -116,7 +116,7 @@ mod tests {
         fn configure(&mut self, _: &ConfigMap) -> Result<()> {
             Ok(())
         }
-        fn apply(&mut self, mut record: SinkRecord) -> Result<Option<SinkRecord>> {
+        fn transform(&mut self, record: &mut SinkRecord) -> Result<Verdict> {
             self.calls.fetch_add(1, Ordering::SeqCst);
             if self.failures > 0 {
                 self.failures -= 1;
@@ -125,7 +125,7 @@ mod tests {
             if let Value::Int32(n) = &mut record.record.value {
                 *n += 1;
             }
-            Ok(Some(record))
+            Ok(Verdict::Keep)
         }
         fn config_def(&self) -> ConfigDef {
             ConfigDef::new()
