@@ -125,6 +125,9 @@ struct Inner {
     doc: Option<String>,
     parameters: Option<IndexMap<String, String>>,
     fields: IndexMap<String, Field>,
+    /// Whether a field has a default: lets per-record default filling
+    /// skip the values of the (common) structs whose fields have none.
+    field_defaults: bool,
     key: Option<Schema>,
     value: Option<Schema>,
 }
@@ -262,6 +265,7 @@ impl Schema {
             doc: None,
             parameters: None,
             fields: IndexMap::new(),
+            field_defaults: false,
             key: None,
             value: None,
         }))
@@ -303,6 +307,23 @@ impl Schema {
     /// The default value, if one was set.
     pub fn default_value(&self) -> Option<&Value> {
         self.0.default.as_ref()
+    }
+    /// Whether any field of this (struct) schema has a default value: what a
+    /// null field can be read as (Kafka's `Struct.get`,
+    /// `replace.null.with.default`). Known at build time, so checking it
+    /// costs nothing per record.
+    ///
+    /// ```
+    /// use connect_api::{Schema, SchemaBuilder};
+    ///
+    /// let plain = SchemaBuilder::struct_().field("a", Schema::int32()).build().unwrap();
+    /// assert!(!plain.has_field_defaults());
+    /// let age = SchemaBuilder::int32().optional().default_value(18).build().unwrap();
+    /// let defaulted = SchemaBuilder::struct_().field("age", age).build().unwrap();
+    /// assert!(defaulted.has_field_defaults());
+    /// ```
+    pub fn has_field_defaults(&self) -> bool {
+        self.0.field_defaults
     }
     /// The schema's name (logical types use `org.apache.kafka.connect.data.*`).
     pub fn name(&self) -> Option<&str> {
@@ -631,6 +652,10 @@ impl SchemaBuilder {
             version: self.version,
             doc: self.doc,
             parameters: self.parameters,
+            field_defaults: self
+                .fields
+                .values()
+                .any(|f| f.schema().default_value().is_some()),
             fields: self.fields,
             key: self.key,
             value: self.value,

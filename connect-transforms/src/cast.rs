@@ -354,7 +354,9 @@ fn cast_to_string(value: Value) -> String {
         Value::String(s) => s,
         Value::Bytes(b) => base64::engine::general_purpose::STANDARD.encode(&b),
         Value::Float32(f) if java_plain_range(f64::from(f)) => plain_float_string(f),
-        Value::Float64(f) if java_plain_range(f) => plain_float_string(f),
+        Value::Float64(f) if java_plain_range(f) => {
+            short_decimal(f).unwrap_or_else(|| plain_float_string(f))
+        }
         Value::Float32(f) => {
             java_float_string(f64::from(f), &format!("{f:e}"), || format!("{f:.1e}"))
         }
@@ -391,6 +393,60 @@ fn java_plain_range(v: f64) -> bool {
 /// this is the common case, so it skips the digit juggling below.
 fn plain_float_string(v: impl ryu::Float) -> String {
     ryu::Buffer::new().format_finite(v).to_owned()
+}
+
+/// Java's rendering of a double in its plain range that has at most three
+/// decimals (`1.25`, `1278.5`, `100.0`, `0.001`): amounts and measurements
+/// mostly look like this, and writing their digits directly takes a few
+/// multiplications where the shortest-digits search takes far longer.
+/// `None` for any other double.
+///
+/// Why the result is the shortest round-trip form: for `k` decimals, the
+/// only candidate is `n = round(|v| * 10^k)`, since the decimals that read
+/// back as `v` lie less than half a unit of the k-th decimal from it (for
+/// `|v| < 1e7` and `k <= 3`), so at most one `k`-decimal number qualifies,
+/// the nearest. `n / 10^k` is exact division of exact numbers, rounded
+/// once, as parsing the decimal would round, so comparing it with `|v|`
+/// tests the round trip exactly. Trying `k = 0, 1, 2, 3` in order finds the
+/// fewest decimals.
+fn short_decimal(v: f64) -> Option<String> {
+    const SCALES: [f64; 4] = [1.0, 10.0, 100.0, 1000.0];
+    let abs = v.abs();
+    if !(1e-3..1e7).contains(&abs) {
+        return None;
+    }
+    let (decimals, n) = SCALES.iter().enumerate().find_map(|(k, &scale)| {
+        let n = (abs * scale).round();
+        (n / scale == abs).then_some((k, n as u64))
+    })?;
+    // Right to left: the decimals (or Java's `.0`), the point, the whole
+    // part, the sign. At most 10 + 1 + 3 + 1 bytes.
+    let mut buf = [0u8; 16];
+    let mut at = buf.len();
+    let mut rest = n;
+    let mut put = |b: u8| {
+        at -= 1;
+        buf[at] = b;
+    };
+    if decimals == 0 {
+        put(b'0');
+    }
+    for _ in 0..decimals {
+        put(b'0' + (rest % 10) as u8);
+        rest /= 10;
+    }
+    put(b'.');
+    loop {
+        put(b'0' + (rest % 10) as u8);
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if v < 0.0 {
+        put(b'-');
+    }
+    std::str::from_utf8(&buf[at..]).ok().map(str::to_owned)
 }
 
 /// Java's `Double.toString` / `Float.toString` layout, given the shortest
@@ -1145,7 +1201,45 @@ mod tests {
         assert!(def.keys().iter().all(|k| !k.documentation.is_empty()));
     }
 
+    #[test]
+    fn short_decimals_are_written_as_java_does() {
+        for (v, java) in [
+            (1.25, "1.25"),
+            (100.0, "100.0"),
+            (0.001, "0.001"),
+            (0.1, "0.1"),
+            (-2.5, "-2.5"),
+            (1278.75, "1278.75"),
+            (9_999_999.0, "9999999.0"),
+        ] {
+            assert_eq!(short_decimal(v).as_deref(), Some(java), "{v}");
+            assert_eq!(cast_to_string(Value::Float64(v)), java);
+        }
+        // More decimals, or outside the plain range: left to ryu / Java's E form.
+        for v in [0.1 + 0.2, 1.0 / 3.0, 0.0005, 1e7, 0.0, -0.0] {
+            assert_eq!(short_decimal(v), None, "{v}");
+        }
+    }
+
     proptest! {
+        /// The fast path agrees with the shortest-digits formatter wherever
+        /// it answers, and answers for every decimal of up to three places.
+        #[test]
+        fn short_decimal_is_the_shortest_form(n in 1u64..10_000_000_000, k in 0u32..4, negative: bool) {
+            let text = format!("{}{}e-{k}", if negative { "-" } else { "" }, n);
+            let v: f64 = text.parse().unwrap();
+            prop_assume!((1e-3..1e7).contains(&v.abs()));
+            prop_assert_eq!(short_decimal(v), Some(plain_float_string(v)));
+        }
+
+        #[test]
+        fn short_decimal_never_disagrees_with_ryu(v in -1e7f64..1e7) {
+            if let Some(s) = short_decimal(v) {
+                prop_assert_eq!(&s, &plain_float_string(v));
+                prop_assert_eq!(s.parse::<f64>().unwrap(), v);
+            }
+        }
+
         #[test]
         fn int32_through_int64_round_trips(i in any::<i32>()) {
             let wide = cast(Value::Int32(i), "int64").unwrap();

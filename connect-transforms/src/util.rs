@@ -332,8 +332,9 @@ pub(crate) fn take_field(values: &mut [Value], field: &Field, with_default: bool
 /// Replace, in place, each null field of `s` that has a default with that
 /// default (what Kafka's `Struct.get` reads), leaving other fields alone.
 pub(crate) fn fill_defaults(s: &mut Struct) {
-    // Nulls are rare: scan the values before touching the schema.
-    if !s.values().iter().any(Value::is_null) {
+    // Most structs have no defaulted field, and nulls are rare: answer
+    // those from the schema's flag and one scan before looking up fields.
+    if !s.schema().has_field_defaults() || !s.values().iter().any(Value::is_null) {
         return;
     }
     let schema = s.schema().clone();
