@@ -257,7 +257,7 @@ impl InsertField {
         let output = self
             .cache
             .get_or_try_insert(&input, |s| settings.derive(s))?;
-        values.reserve(output.field_count().saturating_sub(values.len()));
+        values.reserve_exact(output.field_count().saturating_sub(values.len()));
         settings.each_value(record, true, |spec, v| {
             if v.is_null() && !spec.optional {
                 return Err(ConnectError::data_at(

@@ -331,10 +331,19 @@ pub(crate) fn take_field(values: &mut [Value], field: &Field, with_default: bool
 
 /// Replace, in place, each null field of `s` that has a default with that
 /// default (what Kafka's `Struct.get` reads), leaving other fields alone.
+///
+/// Most structs have no defaulted field: that is answered here, inline,
+/// from the schema's flag; the rest is out of line.
+#[inline]
 pub(crate) fn fill_defaults(s: &mut Struct) {
-    // Most structs have no defaulted field, and nulls are rare: answer
-    // those from the schema's flag and one scan before looking up fields.
-    if !s.schema().has_field_defaults() || !s.values().iter().any(Value::is_null) {
+    if s.schema().has_field_defaults() {
+        fill_present_defaults(s);
+    }
+}
+
+fn fill_present_defaults(s: &mut Struct) {
+    // Nulls are rare: scan the values before looking up fields.
+    if !s.values().iter().any(Value::is_null) {
         return;
     }
     let schema = s.schema().clone();
