@@ -1,7 +1,7 @@
 //! Transform chain throughput: five common SMTs, built from a Kafka-style
 //! config through the registry, on a 10-field struct record.
 //!
-//! Goal: at least 2M records/s on one core. Run with
+//! Goal: at least 2M records/s on one core (met: see BENCHMARKS.md). Run with
 //! `cargo bench -p connect-benches --bench transforms`.
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
