@@ -1028,3 +1028,78 @@ async fn a_connector_that_requests_reconfiguration_gets_new_tasks() {
     assert_eq!(w.task_configs("grow").await.unwrap().len(), 2);
     w.shutdown().await;
 }
+
+/// A cluster that remembers the configs its producers were created with.
+struct ProducerConfigs {
+    inner: connect_runtime::kafka::memory::MemoryKafka,
+    seen: std::sync::Mutex<Vec<connect_runtime::kafka::ClientConfig>>,
+}
+
+impl KafkaCluster for ProducerConfigs {
+    fn producer(
+        &self,
+        config: &connect_runtime::kafka::ClientConfig,
+        sink: Arc<dyn connect_runtime::kafka::DeliverySink>,
+    ) -> Result<Box<dyn connect_runtime::kafka::Producer>, connect_runtime::kafka::KafkaError> {
+        self.seen.lock().unwrap().push(config.clone());
+        self.inner.producer(config, sink)
+    }
+    fn consumer(
+        &self,
+        config: &connect_runtime::kafka::ClientConfig,
+    ) -> Result<Box<dyn connect_runtime::kafka::Consumer>, connect_runtime::kafka::KafkaError> {
+        self.inner.consumer(config)
+    }
+    fn admin(
+        &self,
+        config: &connect_runtime::kafka::ClientConfig,
+    ) -> Result<Box<dyn connect_runtime::kafka::Admin>, connect_runtime::kafka::KafkaError> {
+        self.inner.admin(config)
+    }
+}
+
+/// The source producer settings of Kafka Connect's worker: all replicas
+/// acknowledge, no retry limit, and one request in flight per broker so a
+/// retry cannot reorder a partition. A worker's `producer.*` setting wins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn source_producers_get_kafka_connects_defaults_unless_overridden() {
+    for (extra, in_flight) in [
+        (&[][..], "1"),
+        (
+            &[("producer.max.in.flight.requests.per.connection", "5")][..],
+            "5",
+        ),
+    ] {
+        let s = setup();
+        let cluster = Arc::new(ProducerConfigs {
+            inner: s.kafka.clone(),
+            seen: Default::default(),
+        });
+        let w = worker_with(cluster.clone(), s.store.clone(), &s.collected, extra);
+        w.create_connector(
+            "src",
+            props(&[
+                ("connector.class", "PassThroughSource"),
+                ("count", "1"),
+                ("topic", "out"),
+            ]),
+            TargetState::Started,
+        )
+        .await
+        .unwrap();
+        eventually("the source task's producer", || {
+            !cluster.seen.lock().unwrap().is_empty()
+        })
+        .await;
+        let seen = cluster.seen.lock().unwrap().clone();
+        let config = &seen[0];
+        let get = |k: &str| config.get(k).map(String::as_str);
+        assert_eq!(get("acks"), Some("all"));
+        assert_eq!(get("delivery.timeout.ms"), Some("2147483647"));
+        assert_eq!(
+            get("max.in.flight.requests.per.connection"),
+            Some(in_flight)
+        );
+        w.shutdown().await;
+    }
+}

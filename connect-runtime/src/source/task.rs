@@ -193,10 +193,15 @@ impl WorkerSourceTask {
         // after delivery.timeout.ms (5 minutes); Kafka Connect sets it to
         // Integer.MAX_VALUE, so an outage only delays records. (A
         // transactional producer keeps its own bound: librdkafka ties it to
-        // transaction.timeout.ms.)
+        // transaction.timeout.ms.) One request in flight per broker, as in
+        // Kafka Connect: without idempotence, a retried request could
+        // otherwise land after a later one and reorder a partition.
         producer_config
             .entry("acks".into())
             .or_insert_with(|| "all".into());
+        producer_config
+            .entry("max.in.flight.requests.per.connection".into())
+            .or_insert_with(|| "1".into());
         if !producer_config.contains_key("transactional.id") {
             producer_config
                 .entry("delivery.timeout.ms".into())
