@@ -162,26 +162,38 @@ async fn tolerance_all_without_a_dlq_skips_failed_records_and_moves_on() {
     let s = setup();
     let w = worker(&s);
     // TimestampRouter fails on records without a timestamp: every one here.
-    w.create_connector(
-        "src",
-        props(&[
-            ("connector.class", "PassThroughSource"),
-            ("count", "4"),
-            ("topic", "out"),
-            ("transforms", "route"),
-            ("transforms.route.type", "TimestampRouter"),
-            ("errors.tolerance", "all"),
-        ]),
-        TargetState::Started,
-    )
-    .await
-    .unwrap();
-    eventually("offsets move past the skipped records", || {
-        stored(&s.store, "src") == Some(3)
-    })
-    .await;
-    let status = w.connector_status("src").await.unwrap();
-    assert_eq!(status.tasks[0].state.state, "RUNNING");
+    // With and without records in the error log (which keeps each record
+    // as polled for the log line).
+    for (name, include_messages) in [("skip-src", "false"), ("skip-log-src", "true")] {
+        w.create_connector(
+            name,
+            props(&[
+                ("connector.class", "PassThroughSource"),
+                ("count", "4"),
+                ("topic", "out"),
+                ("transforms", "route"),
+                ("transforms.route.type", "TimestampRouter"),
+                ("errors.tolerance", "all"),
+                ("errors.log.enable", "true"),
+                ("errors.log.include.messages", include_messages),
+            ]),
+            TargetState::Started,
+        )
+        .await
+        .unwrap();
+        eventually("offsets move past the skipped records", || {
+            stored(&s.store, name) == Some(3)
+        })
+        .await;
+        // As Kafka: each skipped record is committed without metadata.
+        eventually("commit_record for every skipped record", || {
+            counts(name).dropped == 4
+        })
+        .await;
+        assert_eq!(counts(name).acked, 0);
+        let status = w.connector_status(name).await.unwrap();
+        assert_eq!(status.tasks[0].state.state, "RUNNING");
+    }
     assert!(topic_values(&s.kafka, "out").is_empty());
     w.shutdown().await;
 }

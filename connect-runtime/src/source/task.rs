@@ -424,7 +424,7 @@ impl WorkerSourceTask {
     /// [`Rest`] for [`process_rest`](Self::process_rest).
     fn process_now(&mut self, mut record: SourceRecord) -> Result<Option<Rest>> {
         let errors = self.pipeline.config();
-        if errors.retry_timeout_ms != 0 || !errors.dlq_topic.is_empty() {
+        if errors.retry_timeout_ms != 0 || keeps_original(errors) {
             return Ok(Some(Rest::Whole(record)));
         }
         let partition = record.source_partition.clone();
@@ -571,9 +571,9 @@ impl WorkerSourceTask {
         let Some(chain) = self.plugins.transforms.as_mut() else {
             return Ok(Transformed::Kept(record));
         };
-        // The source DLQ wants the record as polled: keep a copy only when
-        // one is configured.
-        let keep = !self.pipeline.config().dlq_topic.is_empty();
+        // The source DLQ, and an error log that includes records, want the
+        // record as polled: keep a copy only then.
+        let keep = keeps_original(self.pipeline.config());
         self.pipeline.transform(chain, record, keep).await
     }
 
@@ -644,6 +644,15 @@ impl WorkerSourceTask {
             }
         }
         if self.dlq_producer.is_none() {
+            // Skipped: as Kafka, commit_record without metadata, with the
+            // record when it was kept, else (as for a dropped record) its
+            // source partition and offset.
+            if self.commit_records {
+                let skipped = record.unwrap_or_else(|| {
+                    SourceRecord::new(partition.clone(), offset.clone(), Record::default())
+                });
+                self.plugins.task.commit_record(&skipped, None).await?;
+            }
             match at {
                 Submit::New(p, o) => {
                     self.tracker.submit_done(p, o);
@@ -651,9 +660,6 @@ impl WorkerSourceTask {
                 Submit::Existing(token) => {
                     self.tracker.complete(token);
                 }
-            }
-            if let (Some(r), true) = (record, self.commit_records) {
-                self.plugins.task.commit_record(&r, None).await?;
             }
             return Ok(());
         };
@@ -1020,6 +1026,12 @@ enum Submit {
     New(Arc<SourceMap>, SourceMap),
     /// Already submitted under this token (a failed delivery).
     Existing(u64),
+}
+
+/// Whether a failed record must be kept as polled: for the source DLQ, and
+/// for an error log that includes records (`errors.log.include.messages`).
+fn keeps_original(errors: &ErrorConfig) -> bool {
+    !errors.dlq_topic.is_empty() || (errors.log_enable && errors.log_include_messages)
 }
 
 /// Whether the flush interval has elapsed (consumes the tick if so).

@@ -1,0 +1,88 @@
+//! `errors.log.enable` / `errors.log.include.messages`: what a tolerated
+//! failure writes to the log. Its own test binary, because the log is
+//! captured through a process-wide tracing subscriber.
+
+mod common;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use connect_runtime::status::TargetState;
+
+/// Everything the subscriber writes, shared with the test.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    /// The captured lines that mention `task`.
+    fn lines_of(&self, task: &str) -> Vec<String> {
+        String::from_utf8_lossy(&self.0.lock().unwrap())
+            .lines()
+            .filter(|l| l.contains(task))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_error_log_names_the_failure_and_includes_the_record_only_when_asked() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .init();
+    let s = setup();
+    let w = worker(&s);
+    // TimestampRouter fails on records without a timestamp: every one here.
+    for (name, include_messages) in [("log-bare", "false"), ("log-full", "true")] {
+        w.create_connector(
+            name,
+            props(&[
+                ("connector.class", "PassThroughSource"),
+                ("count", "2"),
+                ("topic", "out"),
+                ("transforms", "route"),
+                ("transforms.route.type", "TimestampRouter"),
+                ("errors.tolerance", "all"),
+                ("errors.log.enable", "true"),
+                ("errors.log.include.messages", include_messages),
+            ]),
+            TargetState::Started,
+        )
+        .await
+        .unwrap();
+        eventually("both records skipped", || stored(&s.store, name) == Some(1)).await;
+    }
+    w.shutdown().await;
+
+    for (name, with_record) in [("log-bare", false), ("log-full", true)] {
+        let errors: Vec<String> = captured
+            .lines_of(&format!("{name}-0"))
+            .into_iter()
+            .filter(|l| l.contains("Error encountered in task"))
+            .collect();
+        assert_eq!(errors.len(), 2, "one line per skipped record: {errors:#?}");
+        for line in &errors {
+            assert!(line.contains("TRANSFORMATION"), "{line}");
+            assert!(line.contains("TimestampRouter"), "{line}");
+        }
+        // The record as polled: its value and its source offset.
+        assert_eq!(
+            errors[0].contains("v0") && errors[1].contains("v1"),
+            with_record,
+            "{errors:#?}"
+        );
+    }
+}
