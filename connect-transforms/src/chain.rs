@@ -531,9 +531,16 @@ mod tests {
         let mut h = Headers::new();
         h.add_string("h", "x");
         let with_h = SinkRecord::new(Record::new("t", None, Value::Null).with_headers(h), 0, 0);
-        assert!(chain.apply(with_h).unwrap().is_none());
+        assert!(chain.apply(with_h.clone()).unwrap().is_none());
         let out = chain.apply(rec("t", Value::Null)).unwrap().unwrap();
         assert_eq!(out.record.headers.len(), 1);
+        // In place: the stages after the drop never see the record.
+        let mut in_place = with_h;
+        assert_eq!(chain.transform(&mut in_place).unwrap(), Verdict::Drop);
+        assert_eq!(in_place.record.headers.len(), 1);
+        let mut kept = rec("t", Value::Null);
+        assert_eq!(chain.transform(&mut kept).unwrap(), Verdict::Keep);
+        assert_eq!(kept.record.headers.len(), 1);
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub struct AddHeader {
 }
 
 impl AddHeader {
-    /// An unconfigured AddHeader; call `configure` before `apply`.
+    /// An unconfigured AddHeader; call `configure` before `transform` (or `apply`).
     pub fn new() -> Self {
         Self::default()
     }
