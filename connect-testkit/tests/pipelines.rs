@@ -162,6 +162,37 @@ async fn sink_pipeline_writes_everything_and_commits_its_group_offsets() {
     assert_eq!(got, want);
 }
 
+/// A flush (`pre_commit`) that fails before the task ever committed: as
+/// Kafka, the runtime rewinds to where the task started consuming and
+/// delivers those records again, so the failed write loses nothing.
+#[tokio::test(start_paused = true)]
+async fn a_failed_first_flush_redelivers_from_where_the_task_started() {
+    let kafka = MemoryKafka::new();
+    kafka.create_topic(&NewTopic::new("orders", 1)).unwrap();
+    let written = Written::default();
+    let mut p = SinkPipeline::for_connector(&kafka, "buffer", BufferingSink::new(written.clone()));
+    p.start(config(&[("topics", "orders"), ("fail.flushes", "1")]))
+        .await
+        .unwrap();
+    let records: Vec<Record> = (0..5)
+        .map(|i| {
+            Record::new(
+                "orders",
+                Some(Schema::string()),
+                Value::from(format!("o{i}")),
+            )
+        })
+        .collect();
+    p.produce(&records).await.unwrap();
+    p.wait_for_commit("orders", 0, 5, WAIT).await.unwrap();
+    p.stop().await.unwrap();
+    let mut got = written.values();
+    got.sort();
+    got.dedup();
+    let want: Vec<String> = (0..5).map(|i| format!("o{i}")).collect();
+    assert_eq!(got, want);
+}
+
 #[tokio::test(start_paused = true)]
 async fn sink_restart_resumes_from_committed_offsets() {
     let kafka = MemoryKafka::new();

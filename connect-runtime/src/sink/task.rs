@@ -374,10 +374,19 @@ impl WorkerSinkTask {
         batch.clear();
         let mut delivered = TopicPartitionOffsets::new();
         for raw in &records {
-            delivered.insert(
-                TopicPartition::new(raw.topic.clone(), raw.partition),
-                raw.offset + 1,
-            );
+            let tp = TopicPartition::new(raw.topic.clone(), raw.partition);
+            match delivered.get_mut(&tp) {
+                Some(next) => *next = raw.offset + 1,
+                None => {
+                    // Until the task commits on a partition, where it started
+                    // consuming counts as its last commit, so a failed
+                    // pre_commit rewinds there and nothing consumed since is
+                    // lost (Kafka seeds these from the positions at
+                    // assignment).
+                    self.committed.entry(tp.clone()).or_insert(raw.offset);
+                    delivered.insert(tp, raw.offset + 1);
+                }
+            }
             match self.convert(raw).await? {
                 Ok(record) => {
                     if let Some(r) = self.transform(raw, record).await? {

@@ -216,6 +216,7 @@ pub struct BufferingTask {
     written: Written,
     buffer: Vec<String>,
     fail_puts: i64,
+    fail_flushes: i64,
     ctx: Option<Arc<dyn SinkTaskContext>>,
 }
 
@@ -225,6 +226,7 @@ impl BufferingTask {
             written,
             buffer: Vec::new(),
             fail_puts: 0,
+            fail_flushes: 0,
             ctx: None,
         }
     }
@@ -234,6 +236,7 @@ impl BufferingTask {
 impl SinkTask for BufferingTask {
     async fn start(&mut self, config: &ConfigMap, ctx: Arc<dyn SinkTaskContext>) -> Result<()> {
         self.fail_puts = int(config, "fail.puts", 0)?;
+        self.fail_flushes = int(config, "fail.flushes", 0)?;
         self.ctx = Some(ctx);
         Ok(())
     }
@@ -261,6 +264,12 @@ impl SinkTask for BufferingTask {
     }
 
     async fn flush(&mut self, _: &TopicPartitionOffsets) -> Result<()> {
+        if self.fail_flushes > 0 && !self.buffer.is_empty() {
+            // The write failed: what was buffered never reached the store.
+            self.fail_flushes -= 1;
+            self.buffer.clear();
+            return Err(ConnectError::other("the store rejected the write"));
+        }
         self.written.0.lock().unwrap().append(&mut self.buffer);
         Ok(())
     }
