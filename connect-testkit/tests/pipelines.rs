@@ -8,7 +8,7 @@ use std::time::Duration;
 use common::{counter_partition, offset, BufferingSink, CounterLog, CounterSource, Written};
 use connect_api::{Record, Schema, Value};
 use connect_testkit::kafka::{FaultKind, MemoryKafka, NewTopic};
-use connect_testkit::{config, SinkPipeline, SourcePipeline};
+use connect_testkit::{config, SinkPipeline, SourcePipeline, State};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -190,6 +190,48 @@ async fn a_failed_first_flush_redelivers_from_where_the_task_started() {
     got.sort();
     got.dedup();
     let want: Vec<String> = (0..5).map(|i| format!("o{i}")).collect();
+    assert_eq!(got, want);
+}
+
+/// A flush that fails while the task's partitions are being taken away:
+/// nothing to rewind (the next owner starts from the last commit), so the
+/// task keeps running, and the records come back with the partitions.
+#[tokio::test(start_paused = true)]
+async fn a_failed_flush_on_revocation_keeps_the_task_running() {
+    let kafka = MemoryKafka::new();
+    kafka.create_topic(&NewTopic::new("orders", 1)).unwrap();
+    let written = Written::default();
+    // No periodic flush: the first flush is the one at revocation.
+    let mut p = SinkPipeline::for_connector(&kafka, "buffer", BufferingSink::new(written.clone()))
+        .flush_interval(Duration::from_secs(3600));
+    p.start(config(&[("topics", "orders"), ("fail.flushes", "1")]))
+        .await
+        .unwrap();
+    let records: Vec<Record> = (0..3)
+        .map(|i| {
+            Record::new(
+                "orders",
+                Some(Schema::string()),
+                Value::from(format!("o{i}")),
+            )
+        })
+        .collect();
+    p.produce(&records).await.unwrap();
+    // Paused time moves only once every task is idle: the records are put.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let members = kafka.group_members(&p.group());
+    assert!(kafka.drop_group_member(&p.group(), &members[0]));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        !p.states().contains(&State::Failed),
+        "{:?}",
+        p.connector_errors()
+    );
+    p.stop().await.unwrap();
+    let mut got = written.values();
+    got.sort();
+    got.dedup();
+    let want: Vec<String> = (0..3).map(|i| format!("o{i}")).collect();
     assert_eq!(got, want);
 }
 

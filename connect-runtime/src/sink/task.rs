@@ -296,10 +296,16 @@ impl WorkerSinkTask {
                     }
                 }
                 Ok(Some(ConsumerEvent::Revoked(tps))) => {
+                    // Commit what the task flushed. The partitions are no
+                    // longer this consumer's to seek, and need no rewind if
+                    // pre_commit fails: the next owner starts from the last
+                    // commit.
+                    for tp in &tps {
+                        self.assigned.remove(tp);
+                    }
                     self.commit(&tps, CommitMode::Sync).await?;
                     self.task.close(&tps).await?;
                     for tp in &tps {
-                        self.assigned.remove(tp);
                         self.consumed.remove(tp);
                         self.committed.remove(tp);
                     }
@@ -561,7 +567,7 @@ impl WorkerSinkTask {
                 // Kafka rewinds to the last commit so nothing is skipped.
                 tracing::error!(task = %self.settings.id, error = %e,
                     "pre_commit failed; rewinding to the last committed offsets");
-                for tp in partitions {
+                for tp in partitions.iter().filter(|tp| self.assigned.contains(*tp)) {
                     if let Some(&o) = self.committed.get(tp) {
                         self.consumer.seek(tp, o)?;
                         self.consumed.insert(tp.clone(), o);
