@@ -143,7 +143,8 @@ pub trait SourceTask: Send {
     async fn poll(&mut self) -> Result<Vec<SourceRecord>>;
 
     /// Called after each offset flush: everything polled before it is durable
-    /// in Kafka and its offsets are stored.
+    /// in Kafka and its offsets are stored. A notification, as in Kafka: an
+    /// error is logged and the task keeps running.
     async fn commit(&mut self) -> Result<()> {
         Ok(())
     }

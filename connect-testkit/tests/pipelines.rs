@@ -8,7 +8,7 @@ use std::time::Duration;
 use common::{counter_partition, offset, BufferingSink, CounterLog, CounterSource, Written};
 use connect_api::{Record, Schema, Value};
 use connect_testkit::kafka::{FaultKind, MemoryKafka, NewTopic};
-use connect_testkit::{config, SinkPipeline, SourcePipeline, State};
+use connect_testkit::{config, eventually, SinkPipeline, SourcePipeline, State};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -46,6 +46,34 @@ async fn source_records_land_on_the_topic_and_offsets_are_stored() {
         "commit_record got the Kafka offset"
     );
     assert!(*log.commits.lock().unwrap() >= 1);
+}
+
+/// `SourceTask::commit` is a notification, as in Kafka: an error from it
+/// is logged, and the task keeps running and committing.
+#[tokio::test(start_paused = true)]
+async fn a_failing_task_commit_is_logged_not_fatal() {
+    let kafka = MemoryKafka::new();
+    let log = CounterLog::default();
+    let mut p = SourcePipeline::for_connector(&kafka, "counter", CounterSource::new(log.clone()));
+    p.start(config(&[
+        ("count", "10"),
+        ("topic", "counts"),
+        ("fail.commits", "2"),
+    ]))
+    .await
+    .unwrap();
+    p.wait_for_records("counts", 10, WAIT).await.unwrap();
+    let commits = log.commits.clone();
+    eventually("a commit after the two refused ones", WAIT, || {
+        *commits.lock().unwrap() >= 3
+    })
+    .await
+    .unwrap();
+    assert!(!p.states().contains(&State::Failed));
+    p.wait_for_offset(&counter_partition(), WAIT, |o| *o == offset(9))
+        .await
+        .unwrap();
+    p.stop().await.unwrap();
 }
 
 #[tokio::test(start_paused = true)]

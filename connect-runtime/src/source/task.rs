@@ -917,7 +917,13 @@ impl WorkerSourceTask {
                 }
             }
         }
-        self.plugins.task.commit().await
+        // A notification, as in Kafka: the offsets are stored already, so a
+        // failure here is the task's to report, not a reason to stop it.
+        if let Err(e) = self.plugins.task.commit().await {
+            tracing::error!(task = %self.settings.id, error = %e,
+                "SourceTask::commit failed after the offsets were stored; the task keeps running");
+        }
+        Ok(())
     }
 
     /// On stop: flush the producer, process the last acks, commit.

@@ -61,6 +61,7 @@ pub struct CounterTask {
     next: i64,
     count: i64,
     batch: i64,
+    fail_commits: i64,
     topic: String,
     partition: Arc<SourceMap>,
 }
@@ -72,6 +73,7 @@ impl CounterTask {
             next: 0,
             count: 0,
             batch: 5,
+            fail_commits: 0,
             topic: String::new(),
             partition: Arc::new(counter_partition()),
         }
@@ -92,6 +94,7 @@ impl SourceTask for CounterTask {
     async fn start(&mut self, config: &ConfigMap, ctx: Arc<dyn SourceTaskContext>) -> Result<()> {
         self.count = int(config, "count", 10)?;
         self.batch = int(config, "batch", 5)?.max(1);
+        self.fail_commits = int(config, "fail.commits", 0)?;
         self.topic = config
             .get("topic")
             .cloned()
@@ -150,6 +153,10 @@ impl SourceTask for CounterTask {
 
     async fn commit(&mut self) -> Result<()> {
         *self.log.commits.lock().unwrap() += 1;
+        if self.fail_commits > 0 {
+            self.fail_commits -= 1;
+            return Err(ConnectError::other("the source system refused the commit"));
+        }
         Ok(())
     }
 
