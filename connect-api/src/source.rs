@@ -159,7 +159,9 @@ pub trait SourceTask: Send {
     /// record dropped by a transform is passed with its source partition and
     /// offset only: the transform consumed its data. Identify records by
     /// their source offset. Not called at all when
-    /// [`wants_commit_record`](Self::wants_commit_record) is `false`.
+    /// [`wants_commit_record`](Self::wants_commit_record) is `false`. A
+    /// notification, as in Kafka: an error is logged, and the record's
+    /// offset is committed all the same.
     async fn commit_record(
         &mut self,
         _record: &SourceRecord,

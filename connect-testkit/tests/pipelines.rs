@@ -76,6 +76,29 @@ async fn a_failing_task_commit_is_logged_not_fatal() {
     p.stop().await.unwrap();
 }
 
+/// `SourceTask::commit_record` is a notification too: an error from it is
+/// logged, and the record's offset is stored all the same.
+#[tokio::test(start_paused = true)]
+async fn a_failing_commit_record_is_logged_not_fatal() {
+    let kafka = MemoryKafka::new();
+    let log = CounterLog::default();
+    let mut p = SourcePipeline::for_connector(&kafka, "counter", CounterSource::new(log.clone()));
+    p.start(config(&[
+        ("count", "10"),
+        ("topic", "counts"),
+        ("fail.commit.records", "3"),
+    ]))
+    .await
+    .unwrap();
+    p.wait_for_offset(&counter_partition(), WAIT, |o| *o == offset(9))
+        .await
+        .unwrap();
+    assert!(!p.states().contains(&State::Failed));
+    p.stop().await.unwrap();
+    assert_eq!(topic_values(&p, "counts"), all(10));
+    assert_eq!(log.acks.lock().unwrap().len(), 10);
+}
+
 #[tokio::test(start_paused = true)]
 async fn failed_produces_fail_the_task_and_a_restart_delivers_everything() {
     let kafka = MemoryKafka::new();

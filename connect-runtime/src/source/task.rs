@@ -508,7 +508,7 @@ impl WorkerSourceTask {
     async fn dropped(&mut self, partition: Arc<SourceMap>, offset: SourceMap) -> Result<()> {
         let dropped = SourceRecord::new(partition, offset, Record::default());
         if self.commit_records {
-            self.plugins.task.commit_record(&dropped, None).await?;
+            self.commit_record(&dropped, None).await;
         }
         self.tracker
             .submit_done(dropped.source_partition, dropped.source_offset);
@@ -651,7 +651,7 @@ impl WorkerSourceTask {
                 let skipped = record.unwrap_or_else(|| {
                     SourceRecord::new(partition.clone(), offset.clone(), Record::default())
                 });
-                self.plugins.task.commit_record(&skipped, None).await?;
+                self.commit_record(&skipped, None).await;
             }
             match at {
                 Submit::New(p, o) => {
@@ -807,10 +807,7 @@ impl WorkerSourceTask {
                                 offset: meta.offset,
                                 timestamp: meta.timestamp,
                             });
-                            self.plugins
-                                .task
-                                .commit_record(&record, md.as_ref())
-                                .await?;
+                            self.commit_record(&record, md.as_ref()).await;
                         }
                         if !done.dead_letter {
                             self.tracker
@@ -823,6 +820,15 @@ impl WorkerSourceTask {
         }
         self.drained = drained;
         Ok(())
+    }
+
+    /// Tell the task a record is done. A notification, as in Kafka: an error
+    /// is logged, and the record's offset moves on regardless.
+    async fn commit_record(&mut self, record: &SourceRecord, metadata: Option<&RecordMetadata>) {
+        if let Err(e) = self.plugins.task.commit_record(record, metadata).await {
+            tracing::error!(task = %self.settings.id, error = %e,
+                "SourceTask::commit_record failed; the task keeps running");
+        }
     }
 
     /// A record the producer gave up on (its own retries are infinite by

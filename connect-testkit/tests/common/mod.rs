@@ -62,6 +62,7 @@ pub struct CounterTask {
     count: i64,
     batch: i64,
     fail_commits: i64,
+    fail_commit_records: i64,
     topic: String,
     partition: Arc<SourceMap>,
 }
@@ -74,6 +75,7 @@ impl CounterTask {
             count: 0,
             batch: 5,
             fail_commits: 0,
+            fail_commit_records: 0,
             topic: String::new(),
             partition: Arc::new(counter_partition()),
         }
@@ -95,6 +97,7 @@ impl SourceTask for CounterTask {
         self.count = int(config, "count", 10)?;
         self.batch = int(config, "batch", 5)?.max(1);
         self.fail_commits = int(config, "fail.commits", 0)?;
+        self.fail_commit_records = int(config, "fail.commit.records", 0)?;
         self.topic = config
             .get("topic")
             .cloned()
@@ -148,6 +151,10 @@ impl SourceTask for CounterTask {
             .lock()
             .unwrap()
             .push(record.source_offset.clone());
+        if self.fail_commit_records > 0 {
+            self.fail_commit_records -= 1;
+            return Err(ConnectError::other("the source system refused the ack"));
+        }
         Ok(())
     }
 
