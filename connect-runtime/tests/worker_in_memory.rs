@@ -1115,3 +1115,80 @@ async fn source_producers_get_kafka_connects_defaults_unless_overridden() {
         w.shutdown().await;
     }
 }
+
+/// An offset store whose first writes fail as a broker outage would.
+struct FlakyStore {
+    inner: connect_runtime::offsets::MemoryOffsetStore,
+    failures: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl connect_runtime::offsets::OffsetStore for FlakyStore {
+    fn get(
+        &self,
+        connector: &str,
+        partition: &connect_api::SourceMap,
+    ) -> Option<connect_api::SourceMap> {
+        self.inner.get(connector, partition)
+    }
+    fn connector_offsets(
+        &self,
+        connector: &str,
+    ) -> Vec<(connect_api::SourceMap, connect_api::SourceMap)> {
+        self.inner.connector_offsets(connector)
+    }
+    async fn write(
+        &self,
+        connector: &str,
+        entries: Vec<connect_runtime::offsets::OffsetEntry>,
+    ) -> connect_api::Result<()> {
+        use std::sync::atomic::Ordering;
+        if self
+            .failures
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(connect_api::ConnectError::retriable(
+                "the offsets topic has no leader",
+            ));
+        }
+        self.inner.write(connector, entries).await
+    }
+}
+
+/// A retriable failure to store offsets is logged and the same offsets
+/// are written at the next flush, even when no new record comes: the task
+/// keeps running and a restart would not replay what was delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_that_failed_to_store_are_written_at_the_next_flush() {
+    let s = setup();
+    let store = Arc::new(FlakyStore {
+        inner: connect_runtime::offsets::MemoryOffsetStore::new(),
+        failures: std::sync::atomic::AtomicUsize::new(2),
+    });
+    let w = worker_with(Arc::new(s.kafka.clone()), store.clone(), &s.collected, &[]);
+    w.create_connector(
+        "flaky-src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "3"),
+            ("topic", "out"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("the last offset stored after two failed writes", || {
+        use connect_runtime::offsets::OffsetStore;
+        store
+            .inner
+            .get("flaky-src", &partition())
+            .and_then(|o| o["n"].as_i64())
+            == Some(2)
+    })
+    .await;
+    assert_eq!(store.failures.load(std::sync::atomic::Ordering::SeqCst), 0);
+    let status = w.connector_status("flaky-src").await.unwrap();
+    assert_eq!(status.tasks[0].state.state, "RUNNING");
+    w.shutdown().await;
+}

@@ -251,6 +251,17 @@ impl SubmittedRecords {
         }
     }
 
+    /// Put back offsets taken by [`committable`](Self::committable) whose
+    /// write failed, so the next flush writes them again. A partition that
+    /// has a later offset ready by then keeps the later one.
+    pub fn restore(&mut self, offsets: Vec<(SourceMap, SourceMap)>) {
+        for (partition, offset) in offsets {
+            if !self.ready.iter().any(|(p, _)| **p == partition) {
+                self.ready.push((Arc::new(partition), offset));
+            }
+        }
+    }
+
     /// Take the committable offsets: per source partition, the offset of the
     /// last done submission before its first in-flight one. Those
     /// submissions are released.
@@ -322,6 +333,32 @@ mod tests {
         let mut m = SourceMap::new();
         m.insert("n".into(), n.into());
         m
+    }
+
+    #[test]
+    fn restored_offsets_are_committable_again_unless_superseded() {
+        let mut t = SubmittedRecords::new();
+        let (a, b) = (part("a"), part("b"));
+        let ta = t.submit(a.clone(), off(1));
+        let tb = t.submit(b.clone(), off(1));
+        t.complete(ta);
+        t.complete(tb);
+        let taken = t.committable();
+        assert_eq!(taken.offsets.len(), 2);
+        assert!(t.committable().is_empty());
+        // b moves on before the failed write is put back: b keeps 2.
+        let tb2 = t.submit(b.clone(), off(2));
+        t.complete(tb2);
+        t.release_done();
+        t.restore(taken.offsets);
+        let again = t.committable();
+        assert_eq!(
+            again.offsets,
+            vec![
+                (SourceMap::clone(&b), off(2)),
+                (SourceMap::clone(&a), off(1))
+            ]
+        );
     }
 
     #[test]

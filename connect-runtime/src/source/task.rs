@@ -906,21 +906,33 @@ impl WorkerSourceTask {
         if !committable.is_empty() {
             // Records without a source partition (stdin, Kafka's null
             // partition) have no position to store.
-            let entries = committable
+            let offsets: Vec<_> = committable
                 .offsets
                 .into_iter()
                 .filter(|(p, _)| !p.is_empty())
-                .map(|(p, o)| (p, Some(o)))
+                .collect();
+            let entries = offsets
+                .iter()
+                .map(|(p, o)| (p.clone(), Some(o.clone())))
                 .collect();
             let write = self.store.write(&self.settings.id.connector, entries);
-            match tokio::time::timeout(self.settings.flush_timeout, write).await {
-                Ok(r) => r?,
-                Err(_) => {
-                    tracing::warn!(task = %self.settings.id,
-                        "offset flush timed out after {:?} (offset.flush.timeout.ms); will retry",
-                        self.settings.flush_timeout);
-                    return Ok(());
-                }
+            // A timed-out or retriable failure keeps the offsets for the next
+            // flush (a quiet partition would otherwise keep its old position
+            // and replay after a restart); any other failure stops the task.
+            let failure = match tokio::time::timeout(self.settings.flush_timeout, write).await {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) if e.is_retriable() => Some(e.to_string()),
+                Ok(Err(e)) => return Err(e),
+                Err(_) => Some(format!(
+                    "timed out after {:?} (offset.flush.timeout.ms)",
+                    self.settings.flush_timeout
+                )),
+            };
+            if let Some(reason) = failure {
+                tracing::warn!(task = %self.settings.id, reason = %reason,
+                    "offset flush failed; the offsets are kept for the next flush");
+                self.tracker.restore(offsets);
+                return Ok(());
             }
         }
         // A notification, as in Kafka: the offsets are stored already, so a

@@ -328,7 +328,7 @@ pub(crate) fn worker_on(
 /// A worker with extra (or overriding) worker properties.
 pub(crate) fn worker_with(
     cluster: Arc<dyn KafkaCluster>,
-    store: Arc<MemoryOffsetStore>,
+    store: Arc<dyn OffsetStore>,
     collected: &Collector,
     extra: &[(&str, &str)],
 ) -> Worker {
