@@ -49,16 +49,7 @@ async fn the_error_log_names_the_failure_and_includes_the_record_only_when_asked
     for (name, include_messages) in [("log-bare", "false"), ("log-full", "true")] {
         w.create_connector(
             name,
-            props(&[
-                ("connector.class", "PassThroughSource"),
-                ("count", "2"),
-                ("topic", "out"),
-                ("transforms", "route"),
-                ("transforms.route.type", "TimestampRouter"),
-                ("errors.tolerance", "all"),
-                ("errors.log.enable", "true"),
-                ("errors.log.include.messages", include_messages),
-            ]),
+            failing_transform_source("2", include_messages),
             TargetState::Started,
         )
         .await

@@ -167,16 +167,7 @@ async fn tolerance_all_without_a_dlq_skips_failed_records_and_moves_on() {
     for (name, include_messages) in [("skip-src", "false"), ("skip-log-src", "true")] {
         w.create_connector(
             name,
-            props(&[
-                ("connector.class", "PassThroughSource"),
-                ("count", "4"),
-                ("topic", "out"),
-                ("transforms", "route"),
-                ("transforms.route.type", "TimestampRouter"),
-                ("errors.tolerance", "all"),
-                ("errors.log.enable", "true"),
-                ("errors.log.include.messages", include_messages),
-            ]),
+            failing_transform_source("4", include_messages),
             TargetState::Started,
         )
         .await

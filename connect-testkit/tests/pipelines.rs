@@ -48,20 +48,23 @@ async fn source_records_land_on_the_topic_and_offsets_are_stored() {
     assert!(*log.commits.lock().unwrap() >= 1);
 }
 
+/// A started counter source of 10 records on topic `counts`, with one more
+/// config pair.
+async fn ten_counts(kafka: &MemoryKafka, log: &CounterLog, extra: (&str, &str)) -> SourcePipeline {
+    let mut p = SourcePipeline::for_connector(kafka, "counter", CounterSource::new(log.clone()));
+    p.start(config(&[("count", "10"), ("topic", "counts"), extra]))
+        .await
+        .unwrap();
+    p
+}
+
 /// `SourceTask::commit` is a notification, as in Kafka: an error from it
 /// is logged, and the task keeps running and committing.
 #[tokio::test(start_paused = true)]
 async fn a_failing_task_commit_is_logged_not_fatal() {
     let kafka = MemoryKafka::new();
     let log = CounterLog::default();
-    let mut p = SourcePipeline::for_connector(&kafka, "counter", CounterSource::new(log.clone()));
-    p.start(config(&[
-        ("count", "10"),
-        ("topic", "counts"),
-        ("fail.commits", "2"),
-    ]))
-    .await
-    .unwrap();
+    let mut p = ten_counts(&kafka, &log, ("fail.commits", "2")).await;
     p.wait_for_records("counts", 10, WAIT).await.unwrap();
     let commits = log.commits.clone();
     eventually("a commit after the two refused ones", WAIT, || {
@@ -82,14 +85,7 @@ async fn a_failing_task_commit_is_logged_not_fatal() {
 async fn a_failing_commit_record_is_logged_not_fatal() {
     let kafka = MemoryKafka::new();
     let log = CounterLog::default();
-    let mut p = SourcePipeline::for_connector(&kafka, "counter", CounterSource::new(log.clone()));
-    p.start(config(&[
-        ("count", "10"),
-        ("topic", "counts"),
-        ("fail.commit.records", "3"),
-    ]))
-    .await
-    .unwrap();
+    let mut p = ten_counts(&kafka, &log, ("fail.commit.records", "3")).await;
     p.wait_for_offset(&counter_partition(), WAIT, |o| *o == offset(9))
         .await
         .unwrap();
@@ -213,6 +209,28 @@ async fn sink_pipeline_writes_everything_and_commits_its_group_offsets() {
     assert_eq!(got, want);
 }
 
+/// `n` string records `o0`, `o1`, ... for topic `orders`.
+fn orders(n: usize) -> Vec<Record> {
+    (0..n)
+        .map(|i| {
+            Record::new(
+                "orders",
+                Some(Schema::string()),
+                Value::from(format!("o{i}")),
+            )
+        })
+        .collect()
+}
+
+/// Every one of `orders(n)` reached the store (at least once).
+fn assert_each_written(written: &Written, n: usize) {
+    let mut got = written.values();
+    got.sort();
+    got.dedup();
+    let want: Vec<String> = (0..n).map(|i| format!("o{i}")).collect();
+    assert_eq!(got, want);
+}
+
 /// A flush (`pre_commit`) that fails before the task ever committed: as
 /// Kafka, the runtime rewinds to where the task started consuming and
 /// delivers those records again, so the failed write loses nothing.
@@ -225,23 +243,10 @@ async fn a_failed_first_flush_redelivers_from_where_the_task_started() {
     p.start(config(&[("topics", "orders"), ("fail.flushes", "1")]))
         .await
         .unwrap();
-    let records: Vec<Record> = (0..5)
-        .map(|i| {
-            Record::new(
-                "orders",
-                Some(Schema::string()),
-                Value::from(format!("o{i}")),
-            )
-        })
-        .collect();
-    p.produce(&records).await.unwrap();
+    p.produce(&orders(5)).await.unwrap();
     p.wait_for_commit("orders", 0, 5, WAIT).await.unwrap();
     p.stop().await.unwrap();
-    let mut got = written.values();
-    got.sort();
-    got.dedup();
-    let want: Vec<String> = (0..5).map(|i| format!("o{i}")).collect();
-    assert_eq!(got, want);
+    assert_each_written(&written, 5);
 }
 
 /// A flush that fails while the task's partitions are being taken away:
@@ -258,16 +263,7 @@ async fn a_failed_flush_on_revocation_keeps_the_task_running() {
     p.start(config(&[("topics", "orders"), ("fail.flushes", "1")]))
         .await
         .unwrap();
-    let records: Vec<Record> = (0..3)
-        .map(|i| {
-            Record::new(
-                "orders",
-                Some(Schema::string()),
-                Value::from(format!("o{i}")),
-            )
-        })
-        .collect();
-    p.produce(&records).await.unwrap();
+    p.produce(&orders(3)).await.unwrap();
     // Paused time moves only once every task is idle: the records are put.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let members = kafka.group_members(&p.group());
@@ -279,11 +275,7 @@ async fn a_failed_flush_on_revocation_keeps_the_task_running() {
         p.connector_errors()
     );
     p.stop().await.unwrap();
-    let mut got = written.values();
-    got.sort();
-    got.dedup();
-    let want: Vec<String> = (0..3).map(|i| format!("o{i}")).collect();
-    assert_eq!(got, want);
+    assert_each_written(&written, 3);
 }
 
 #[tokio::test(start_paused = true)]

@@ -325,6 +325,22 @@ pub(crate) fn worker_on(
     worker_with(cluster, store, collected, &[])
 }
 
+/// A PassThroughSource of `count` records whose every record fails its
+/// transform (TimestampRouter needs a timestamp; these records have none),
+/// tolerated and logged, with or without the record in the log line.
+pub(crate) fn failing_transform_source(count: &str, include_messages: &str) -> ConfigMap {
+    props(&[
+        ("connector.class", "PassThroughSource"),
+        ("count", count),
+        ("topic", "out"),
+        ("transforms", "route"),
+        ("transforms.route.type", "TimestampRouter"),
+        ("errors.tolerance", "all"),
+        ("errors.log.enable", "true"),
+        ("errors.log.include.messages", include_messages),
+    ])
+}
+
 /// A worker with extra (or overriding) worker properties.
 pub(crate) fn worker_with(
     cluster: Arc<dyn KafkaCluster>,
