@@ -8,6 +8,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use common::*;
+use connect_runtime::kafka::memory::FaultKind;
 use connect_runtime::status::TargetState;
 
 /// Everything the subscriber writes, shared with the test.
@@ -56,7 +57,40 @@ async fn the_error_log_names_the_failure_and_includes_the_record_only_when_asked
         .unwrap();
         eventually("both records skipped", || stored(&s.store, name) == Some(1)).await;
     }
+    // A record the producer fails, from a task that lets records go once
+    // sent: the log still shows it when asked.
+    s.kafka.fail_next_produce(1, FaultKind::Fatal);
+    w.create_connector(
+        "log-produce",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "2"),
+            ("topic", "out"),
+            ("release.records", "true"),
+            ("errors.tolerance", "all"),
+            ("errors.log.enable", "true"),
+            ("errors.log.include.messages", "true"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("past the failed record", || {
+        stored(&s.store, "log-produce") == Some(1)
+    })
+    .await;
     w.shutdown().await;
+    let produce_errors: Vec<String> = captured
+        .lines_of("log-produce-0")
+        .into_iter()
+        .filter(|l| l.contains("Error encountered in task"))
+        .collect();
+    assert_eq!(produce_errors.len(), 1, "{produce_errors:#?}");
+    assert!(
+        produce_errors[0].contains("KAFKA_PRODUCE"),
+        "{produce_errors:#?}"
+    );
+    assert!(produce_errors[0].contains("v0"), "{produce_errors:#?}");
 
     for (name, with_record) in [("log-bare", false), ("log-full", true)] {
         let errors: Vec<String> = captured

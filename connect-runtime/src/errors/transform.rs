@@ -23,7 +23,7 @@ pub(crate) enum Transformed<R> {
 impl ErrorPipeline {
     /// Run `record` through `chain`. Copies are made only when something
     /// needs them: the record as it entered the chain with `keep_original`
-    /// (the source DLQ), and each transformation's input when
+    /// (the source DLQ, an error log that includes records), and each transformation's input when
     /// `errors.retry.timeout` is set; the default path copies nothing.
     pub(crate) async fn transform<R: ConnectRecord + Clone>(
         &mut self,

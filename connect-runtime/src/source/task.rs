@@ -272,10 +272,8 @@ impl WorkerSourceTask {
             match self.plugins.task.start(&config, ctx).await {
                 Ok(()) => {
                     self.commit_records = self.plugins.task.wants_commit_record();
-                    let errors = self.pipeline.config();
-                    self.release_records = !self.commit_records
-                        && errors.retry_timeout_ms == 0
-                        && errors.dlq_topic.is_empty();
+                    self.release_records =
+                        !self.commit_records && !keeps_copies(self.pipeline.config());
                 }
                 Err(e) => {
                     self.handle_invalid_offset(e).await?;
@@ -423,8 +421,7 @@ impl WorkerSourceTask {
     /// was a visible share of the loop. Anything else comes back as a
     /// [`Rest`] for [`process_rest`](Self::process_rest).
     fn process_now(&mut self, mut record: SourceRecord) -> Result<Option<Rest>> {
-        let errors = self.pipeline.config();
-        if errors.retry_timeout_ms != 0 || keeps_original(errors) {
+        if keeps_copies(self.pipeline.config()) {
             return Ok(Some(Rest::Whole(record)));
         }
         let partition = record.source_partition.clone();
@@ -1056,6 +1053,13 @@ enum Submit {
 /// for an error log that includes records (`errors.log.include.messages`).
 fn keeps_original(errors: &ErrorConfig) -> bool {
     !errors.dlq_topic.is_empty() || (errors.log_enable && errors.log_include_messages)
+}
+
+/// Whether records are copied on their way (retries need a stage's input
+/// again; a kept original serves the DLQ and the error log), so they take
+/// the general path and stay with their submission until the ack.
+fn keeps_copies(errors: &ErrorConfig) -> bool {
+    errors.retry_timeout_ms != 0 || keeps_original(errors)
 }
 
 /// Whether the flush interval has elapsed (consumes the tick if so).
