@@ -22,11 +22,13 @@ struct Worker {
 }
 
 impl Worker {
+    /// Runs the worker in `dir` on `worker_props` and the connector configs
+    /// that [`connector_configs`] wrote there.
     fn start(dir: &Path, worker_props: &Path) -> Worker {
         let mut child = Command::new(env!("CARGO_BIN_EXE_connect-standalone"))
             .arg(worker_props)
-            .arg(repo_file("config/connect-file-source.properties"))
-            .arg(repo_file("config/connect-file-sink.properties"))
+            .arg(dir.join("connect-file-source.properties"))
+            .arg(dir.join("connect-file-sink.properties"))
             .current_dir(dir)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
@@ -78,6 +80,11 @@ impl Drop for Worker {
 /// offset flush (instead of 10 s, to keep the test short) and optionally an
 /// external broker.
 fn worker_config(dir: &Path, bootstrap: Option<&str>) -> PathBuf {
+    worker_config_with_session(dir, bootstrap, 6000)
+}
+
+/// [`worker_config`] with the sink consumer's `session.timeout.ms`.
+fn worker_config_with_session(dir: &Path, bootstrap: Option<&str>, session_ms: u32) -> PathBuf {
     let shipped =
         std::fs::read_to_string(repo_file("config/connect-standalone.properties")).unwrap();
     assert!(shipped.contains("offset.flush.interval.ms=10000"));
@@ -104,13 +111,34 @@ fn worker_config(dir: &Path, bootstrap: Option<&str>) -> PathBuf {
     if let Some(b) = bootstrap {
         // The killed worker's sink stays in the group until its session
         // times out (45 s by default, as in Kafka); 6 s keeps the test short.
+        let heartbeat_ms = session_ms / 4;
         text.push_str(&format!(
-            "\nbootstrap.servers={b}\nconsumer.session.timeout.ms=6000\nconsumer.heartbeat.interval.ms=1000\n"
+            "\nbootstrap.servers={b}\nconsumer.session.timeout.ms={session_ms}\nconsumer.heartbeat.interval.ms={heartbeat_ms}\n"
         ));
     }
     let path = dir.join("connect-standalone.properties");
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// Copies of the shipped connector configs in `dir`; with `unique`, the
+/// topic and the connector names (so the sink's group) get that suffix, so
+/// runs on a long-lived broker do not meet each other's data.
+fn connector_configs(dir: &Path, unique: &str) {
+    for name in [
+        "connect-file-source.properties",
+        "connect-file-sink.properties",
+    ] {
+        let shipped = std::fs::read_to_string(repo_file(&format!("config/{name}"))).unwrap();
+        let text: String = shipped
+            .lines()
+            .map(|l| match l.split_once('=') {
+                Some((k @ ("name" | "topic" | "topics"), v)) => format!("{k}={v}{unique}\n"),
+                _ => format!("{l}\n"),
+            })
+            .collect();
+        std::fs::write(dir.join(name), text).unwrap();
+    }
 }
 
 fn append(dir: &Path, lines: &[String]) {
@@ -282,10 +310,15 @@ fn lines(prefix: &str, n: usize) -> Vec<String> {
 
 /// The demo: start, append, see the sink and the topic, kill -9, append
 /// more, restart, see every line.
-fn demo(external: Option<&str>) {
+///
+/// `unique` is appended to the topic and connector names (see
+/// [`connector_configs`]).
+fn demo(external: Option<&str>, unique: &str) {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let props = worker_config(dir, external);
+    connector_configs(dir, unique);
+    let topic = format!("connect-test{unique}");
 
     let mut worker = Worker::start(dir, &props);
     let bootstrap = match external {
@@ -305,7 +338,7 @@ fn demo(external: Option<&str>) {
         seed_rest_calls(&rest, dir);
     }
 
-    let values = topic_values(&bootstrap, "connect-test", first.len());
+    let values = topic_values(&bootstrap, &topic, first.len());
     assert_eq!(
         values[0],
         r#"{"schema":{"type":"string","optional":false},"payload":"firest line"}"#
@@ -327,23 +360,28 @@ fn demo(external: Option<&str>) {
         // The topic outlived the crash: rewind the sink (KIP-875) and see
         // the topic delivered again from the start.
         let rest = worker.logged("REST API listening on ");
-        rewind_sink(&rest, dir);
+        rewind_sink(&rest, dir, unique);
     }
     drop(worker);
 }
 
 /// Stop the sink, set its offset to 0, resume: "firest line" arrives again.
-fn rewind_sink(rest: &str, dir: &Path) {
-    let sink = "/connectors/local-file-sink";
+fn rewind_sink(rest: &str, dir: &Path, unique: &str) {
+    let sink = format!("/connectors/local-file-sink{unique}");
+    let topic = format!("connect-test{unique}");
     assert_eq!(curl(rest, "PUT", &format!("{sink}/stop"), "").0, 204);
     let (status, offsets) = curl(rest, "GET", &format!("{sink}/offsets"), "");
     assert_eq!(status, 200);
     assert_eq!(
         offsets["offsets"][0]["partition"],
-        serde_json::json!({"kafka_topic": "connect-test", "kafka_partition": 0})
+        serde_json::json!({"kafka_topic": topic, "kafka_partition": 0})
     );
-    let body = r#"{"offsets":[{"partition":{"kafka_topic":"connect-test","kafka_partition":0},"offset":{"kafka_offset":0}}]}"#;
-    let (status, reply) = curl(rest, "PATCH", &format!("{sink}/offsets"), body);
+    let body = serde_json::json!({"offsets": [{
+        "partition": {"kafka_topic": topic, "kafka_partition": 0},
+        "offset": {"kafka_offset": 0}
+    }]})
+    .to_string();
+    let (status, reply) = curl(rest, "PATCH", &format!("{sink}/offsets"), &body);
     assert_eq!(status, 200, "{reply}");
     let (_, offsets) = curl(rest, "GET", &format!("{sink}/offsets"), "");
     assert_eq!(
@@ -363,7 +401,7 @@ fn rewind_sink(rest: &str, dir: &Path) {
 
 #[test]
 fn file_demo_on_the_embedded_kafka() {
-    demo(None);
+    demo(None, "");
 }
 
 #[test]
@@ -388,7 +426,10 @@ fn file_demo_on_mock_kafka_as_external_broker() {
             .strip_prefix("bootstrap.servers=")
             .map(str::to_string);
         let result = std::panic::catch_unwind(|| {
-            demo(Some(bootstrap.as_deref().expect("bootstrap.servers line")))
+            demo(
+                Some(bootstrap.as_deref().expect("bootstrap.servers line")),
+                "",
+            )
         });
         let _ = child.kill();
         let _ = child.wait();
@@ -398,6 +439,82 @@ fn file_demo_on_mock_kafka_as_external_broker() {
     } else {
         let kafka =
             connect_runtime::kafka::rdkafka::MockKafka::start(1, &[("connect-test", 1)]).unwrap();
-        demo(Some(kafka.bootstrap_servers()));
+        demo(Some(kafka.bootstrap_servers()), "");
     }
+}
+
+/// The real broker's bootstrap servers, or `None` after telling the terminal
+/// (not the captured output: libtest captures only the print macros) that
+/// `test` did not run.
+fn real_bootstrap(test: &str) -> Option<String> {
+    match std::env::var("KAFKA_BOOTSTRAP_SERVERS") {
+        Ok(servers) if !servers.trim().is_empty() => Some(servers),
+        _ => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED standalone_demo::{test}: needs a real Kafka broker; start one with \
+                 tools/real-kafka/broker.sh start and set KAFKA_BOOTSTRAP_SERVERS"
+            );
+            None
+        }
+    }
+}
+
+/// `-{what}-{pid}-{millis}`: names no earlier run used.
+fn unique_suffix(what: &str) -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    format!("-{what}-{}-{millis}", std::process::id())
+}
+
+#[test]
+fn file_demo_on_real_kafka() {
+    let Some(bootstrap) = real_bootstrap("file_demo_on_real_kafka") else {
+        return;
+    };
+    // Names unique to this run: the broker keeps topics and groups.
+    demo(Some(&bootstrap), &unique_suffix("demo"));
+}
+
+/// 20 times: start the worker, append lines, `kill -9` it at a moment that
+/// varies (before it read them, while the sink writes, after); then a last
+/// start. Every line reaches the sink, in order of first appearance.
+#[test]
+fn twenty_kill_9_and_restart_cycles_on_real_kafka_lose_no_line() {
+    let test = "twenty_kill_9_and_restart_cycles_on_real_kafka_lose_no_line";
+    let Some(bootstrap) = real_bootstrap(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    // The test broker allows 1 s sessions; a killed sink then blocks the
+    // next start's rebalance for 2 s instead of 6.
+    let props = worker_config_with_session(dir, Some(&bootstrap), 2000);
+    connector_configs(dir, &unique_suffix("kill9"));
+    let mut expected = Vec::new();
+    for cycle in 0..20 {
+        let mut worker = Worker::start(dir, &props);
+        worker.logged("worker started");
+        let new = lines(&format!("cycle {cycle}"), 5);
+        append(dir, &new);
+        expected.extend(new);
+        match cycle % 4 {
+            0 => {} // at once: the source may not have read the lines
+            1 => {
+                wait_for_sink(dir, &expected);
+            }
+            // Somewhere in between; a sleep only picks the moment of the
+            // kill, nothing is asserted after it.
+            n => std::thread::sleep(std::time::Duration::from_millis(150 * n + 40 * cycle)),
+        }
+        worker.kill_9();
+    }
+    let mut worker = Worker::start(dir, &props);
+    worker.logged("worker started");
+    let got = wait_for_sink(dir, &expected);
+    // Repeats are allowed anywhere: every cycle ended in a crash.
+    assert_at_least_once(&got, &expected, &expected);
+    drop(worker);
 }

@@ -17,6 +17,9 @@ use connect_runtime::kafka::{KafkaCluster, NewTopic};
 use connect_runtime::offsets::{MemoryOffsetStore, OffsetStore};
 use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
 
+#[cfg(feature = "rdkafka")]
+pub(crate) mod wire;
+
 /// Emits `count` records "v0".."v{count-1}" on `topic`, in poll batches
 /// of up to 10, resuming after the stored offset.
 pub(crate) struct CountingTask {

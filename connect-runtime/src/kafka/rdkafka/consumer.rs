@@ -29,6 +29,9 @@ use crate::kafka::{
 /// Bytes of record data copied into one shared buffer before a new one starts.
 const ARENA_CHUNK: usize = 64 * 1024;
 
+/// How often a consumer asks whether a missing subscribed topic exists yet.
+const MISSING_TOPIC_LOOK: Duration = Duration::from_secs(1);
+
 pub(super) struct EventContext {
     events: Mutex<VecDeque<ConsumerEvent>>,
     changed: Notify,
@@ -94,6 +97,11 @@ pub(super) struct RdConsumer {
     stash: Vec<ConsumedRecord>,
     topics: HashMap<String, Arc<str>>,
     arena: BytesMut,
+    /// Subscribed topics that did not exist at the last look, and when to
+    /// ask the cluster about them again.
+    missing: Option<(Vec<String>, Instant)>,
+    /// The subscribed topic names (empty for a pattern).
+    subscribed: Vec<String>,
 }
 
 impl RdConsumer {
@@ -115,6 +123,8 @@ impl RdConsumer {
             stash: Vec::new(),
             topics: HashMap::new(),
             arena: BytesMut::new(),
+            missing: None,
+            subscribed: Vec::new(),
         })
     }
 
@@ -164,6 +174,40 @@ impl RdConsumer {
         }
     }
 
+    /// Ask the cluster about the subscribed topics that were missing.
+    /// librdkafka refreshes a consumer's metadata only every
+    /// `topic.metadata.refresh.interval.ms` (5 minutes), so a topic created
+    /// after the subscription would wait that long; any metadata answer
+    /// updates the group's view, and the consumer joins the new topic.
+    async fn look_for_missing_topics(&mut self) {
+        let Some((topics, _)) = self.missing.take() else {
+            return;
+        };
+        let inner = Arc::clone(&self.inner);
+        let asked = topics.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            asked
+                .iter()
+                .filter(|t| {
+                    inner
+                        .fetch_metadata(Some(t), Duration::from_secs(2))
+                        .is_ok_and(|m| {
+                            m.topics()
+                                .iter()
+                                .any(|mt| mt.error().is_none() && !mt.partitions().is_empty())
+                        })
+                })
+                .count()
+        })
+        .await
+        .unwrap_or(0);
+        if found < topics.len() {
+            self.missing = Some((topics, Instant::now() + MISSING_TOPIC_LOOK));
+        } else {
+            tracing::info!(topics = ?topics, "the subscribed topics exist now");
+        }
+    }
+
     fn group_id(&self, what: &str) -> Result<&str, KafkaError> {
         self.group_id.as_deref().ok_or_else(|| {
             KafkaError::new(
@@ -180,12 +224,16 @@ impl Consumer for RdConsumer {
         self.group_id("subscribe")?;
         let result = match subscription {
             Subscription::Topics(topics) => {
+                self.subscribed.clone_from(topics);
                 let names: Vec<&str> = topics.iter().map(String::as_str).collect();
                 self.inner.subscribe(&names)
             }
             // librdkafka treats a name starting with '^' as a regex; anchor
             // both ends so the pattern matches whole names, as Kafka does.
-            Subscription::Pattern(pattern) => self.inner.subscribe(&[&format!("^({pattern})$")]),
+            Subscription::Pattern(pattern) => {
+                self.subscribed.clear();
+                self.inner.subscribe(&[&format!("^({pattern})$")])
+            }
         };
         result.map_err(|e| from_rd(&e, format_args!("subscribe to {subscription:?}")))
     }
@@ -202,15 +250,33 @@ impl Consumer for RdConsumer {
                     &mut self.stash,
                 ))));
             }
+            let next_look = self.missing.as_ref().map(|(_, at)| *at);
             let mut stream = inner.stream();
             let first = tokio::select! {
                 biased;
                 _ = inner.context().changed.notified() => continue,
                 m = stream.next() => m,
                 _ = tokio::time::sleep_until(deadline) => return Ok(None),
+                _ = tokio::time::sleep_until(next_look.unwrap_or(deadline)), if next_look.is_some() => {
+                    drop(stream);
+                    self.look_for_missing_topics().await;
+                    continue;
+                }
             };
             let message = match first {
                 Some(Ok(m)) => m,
+                // "Subscribed topic not available": librdkafka reports a
+                // subscribed topic that does not exist yet, and joins it
+                // once it appears. Kafka's consumer waits for it too; a
+                // sink whose topic is created later is not a failure.
+                Some(Err(e)) if is_missing_topic(&e) => {
+                    if self.missing.is_none() {
+                        tracing::warn!(error = %e, topics = ?self.subscribed,
+                            "a subscribed topic does not exist yet; waiting for it");
+                        self.missing = Some((self.subscribed.clone(), Instant::now()));
+                    }
+                    continue;
+                }
                 Some(Err(e)) => return Err(from_rd(&e, "consumer poll")),
                 None => return Ok(None),
             };
@@ -335,4 +401,13 @@ impl Consumer for RdConsumer {
         self.stash.clear();
         Ok(())
     }
+}
+
+/// A consumer error saying a subscribed topic does not exist (yet).
+fn is_missing_topic(e: &::rdkafka::error::KafkaError) -> bool {
+    use ::rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode as Code};
+    matches!(
+        e,
+        RdError::MessageConsumption(Code::UnknownTopicOrPartition | Code::UnknownTopic)
+    )
 }

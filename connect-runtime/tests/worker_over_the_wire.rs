@@ -1,0 +1,422 @@
+//! The worker's main cases over the Kafka wire protocol through the rdkafka
+//! adapter: each case runs on librdkafka's mock cluster and on the real
+//! broker named by `KAFKA_BOOTSTRAP_SERVERS` (skipped, loudly, without it).
+#![cfg(feature = "rdkafka")]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::wire::{over_the_wire, Wire};
+use common::*;
+use connect_api::config::ConfigMap;
+use connect_runtime::kafka::{
+    ConsumedRecord, ConsumerEvent, KafkaCluster, OutRecord, Subscription, TopicPartition,
+};
+use connect_runtime::offsets::MemoryOffsetStore;
+use connect_runtime::status::TargetState;
+
+/// Read `n` records of `topic` from the beginning with a throwaway group.
+async fn read(cluster: &Arc<dyn KafkaCluster>, topic: &str, n: usize) -> Vec<ConsumedRecord> {
+    static READERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n_reader = READERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let group = format!("reader-{topic}-{}-{n_reader}", std::process::id());
+    let mut consumer = cluster
+        .consumer(&props(&[
+            ("group.id", &group),
+            ("auto.offset.reset", "earliest"),
+            ("enable.auto.commit", "false"),
+        ]))
+        .expect("consumer");
+    consumer
+        .subscribe(&Subscription::Topics(vec![topic.to_string()]))
+        .expect("subscribe");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut out = Vec::new();
+    while out.len() < n {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "read {} of {n} records from {topic}",
+            out.len()
+        );
+        if let Ok(Some(ConsumerEvent::Records(batch))) =
+            consumer.poll(Duration::from_millis(200)).await
+        {
+            out.extend(batch);
+        }
+    }
+    let _ = consumer.close().await;
+    out
+}
+
+/// The group's committed offset of `topic`'s partition `partition`.
+async fn committed(
+    cluster: &Arc<dyn KafkaCluster>,
+    group: &str,
+    topic: &str,
+    partition: i32,
+) -> Option<i64> {
+    let mut consumer = cluster
+        .consumer(&props(&[
+            ("group.id", group),
+            ("enable.auto.commit", "false"),
+        ]))
+        .ok()?;
+    let offsets = consumer
+        .committed(
+            &[TopicPartition::new(topic, partition)],
+            Duration::from_secs(5),
+        )
+        .await
+        .ok()?;
+    offsets.values().next().copied()
+}
+
+/// Poll until the group has committed `want` on every partition of `topic`.
+async fn wait_committed(wire: &Wire, group: &str, topic: &str, partitions: i32, want: &[i64]) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(45);
+    loop {
+        let mut got = Vec::new();
+        for p in 0..partitions {
+            got.push(
+                committed(&wire.cluster, group, topic, p)
+                    .await
+                    .unwrap_or(-1),
+            );
+        }
+        if got == want {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "group {group} committed {got:?} on {topic}, want {want:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A sink connector config that reads `topic`.
+fn sink_config(topic: &str) -> ConfigMap {
+    props(&[("connector.class", "CollectingSink"), ("topics", topic)])
+}
+
+/// A PassThroughSource of `count` records to `topic`.
+fn source_config(topic: &str, count: usize) -> ConfigMap {
+    props(&[
+        ("connector.class", "PassThroughSource"),
+        ("count", &count.to_string()),
+        ("topic", topic),
+    ])
+}
+
+async fn source_to_sink(wire: Wire) {
+    let out = wire.topic("out", 1).await;
+    let (src, sink) = (wire.name("src"), wire.name("sink"));
+    let store = Arc::new(MemoryOffsetStore::new());
+    let collected = Collector::default();
+    let w = worker_on(wire.cluster.clone(), store.clone(), &collected);
+    w.create_connector(&src, source_config(&out, 30), TargetState::Started)
+        .await
+        .unwrap();
+    w.create_connector(&sink, sink_config(&out), TargetState::Started)
+        .await
+        .unwrap();
+    eventually("30 records in the sink", || {
+        collected.0.lock().unwrap().len() >= 30
+    })
+    .await;
+    let want: Vec<String> = (0..30).map(|n| format!("v{n}")).collect();
+    assert_eq!(*collected.0.lock().unwrap(), want);
+    let first = read(&wire.cluster, &out, 1).await;
+    assert_eq!(
+        first[0].value.as_deref(),
+        Some(&br#"{"schema":{"type":"string","optional":false},"payload":"v0"}"#[..])
+    );
+    eventually("source offsets stored", || stored(&store, &src) == Some(29)).await;
+    wait_committed(&wire, &format!("connect-{sink}"), &out, 1, &[30]).await;
+    w.shutdown().await;
+}
+
+async fn sink_dlq(wire: Wire) {
+    let out = wire.topic("out", 1).await;
+    let dlq = wire.topic("dlq", 1).await;
+    let producer = wire
+        .cluster
+        .producer(&ConfigMap::new(), Arc::new(NullSink))
+        .expect("producer");
+    producer
+        .send(&OutRecord::new(&out, Some(b"{broken")), 0)
+        .unwrap();
+    producer
+        .send(
+            &OutRecord::new(
+                &out,
+                Some(br#"{"schema":{"type":"string","optional":false},"payload":"ok"}"#),
+            ),
+            1,
+        )
+        .unwrap();
+    producer.flush(Duration::from_secs(10)).await.unwrap();
+    let collected = Collector::default();
+    let w = worker_on(
+        wire.cluster.clone(),
+        Arc::new(MemoryOffsetStore::new()),
+        &collected,
+    );
+    let mut config = sink_config(&out);
+    config.extend(props(&[
+        ("errors.tolerance", "all"),
+        ("errors.deadletterqueue.topic.name", &dlq),
+        ("errors.deadletterqueue.context.headers.enable", "true"),
+    ]));
+    w.create_connector(&wire.name("sink"), config, TargetState::Started)
+        .await
+        .unwrap();
+    eventually("good record delivered", || {
+        collected.0.lock().unwrap().len() == 1
+    })
+    .await;
+    let dead = read(&wire.cluster, &dlq, 1).await;
+    assert_eq!(dead[0].value.as_deref(), Some(&b"{broken"[..]));
+    let header = |k: &str| {
+        dead[0]
+            .headers
+            .iter()
+            .find(|(h, _)| h == k)
+            .and_then(|(_, v)| v.clone())
+    };
+    assert_eq!(
+        header("__connect.errors.stage").as_deref(),
+        Some(&b"VALUE_CONVERTER"[..])
+    );
+    assert_eq!(
+        header("__connect.errors.offset").as_deref(),
+        Some(&b"0"[..])
+    );
+    w.shutdown().await;
+}
+
+async fn source_dlq(wire: Wire) {
+    // Every record fails its transform (TimestampRouter needs a timestamp
+    // these records lack) and goes to the DLQ with its source context.
+    let out = wire.topic("out", 1).await;
+    let dlq = wire.topic("dlq", 1).await;
+    let src = wire.name("src");
+    let store = Arc::new(MemoryOffsetStore::new());
+    let w = worker_on(wire.cluster.clone(), store.clone(), &Collector::default());
+    let mut config = source_config(&out, 5);
+    config.extend(props(&[
+        ("transforms", "route"),
+        ("transforms.route.type", "TimestampRouter"),
+        ("errors.tolerance", "all"),
+        ("errors.deadletterqueue.topic.name", &dlq),
+        ("errors.deadletterqueue.context.headers.enable", "true"),
+    ]));
+    w.create_connector(&src, config, TargetState::Started)
+        .await
+        .unwrap();
+    let dead = read(&wire.cluster, &dlq, 5).await;
+    let stage = dead[4]
+        .headers
+        .iter()
+        .find(|(h, _)| h == "__connect.errors.stage")
+        .and_then(|(_, v)| v.clone());
+    assert_eq!(stage.as_deref(), Some(&b"TRANSFORMATION"[..]));
+    eventually("source offsets stored past the dead letters", || {
+        stored(&store, &src) == Some(4)
+    })
+    .await;
+    w.shutdown().await;
+}
+
+async fn crash_and_restart_loses_nothing(wire: Wire) {
+    let out = wire.topic("out", 1).await;
+    let src = wire.name("src");
+    let store = Arc::new(MemoryOffsetStore::new());
+    let collected = Collector::default();
+    {
+        let w = worker_on(wire.cluster.clone(), store.clone(), &collected);
+        w.create_connector(&src, source_config(&out, 40), TargetState::Started)
+            .await
+            .unwrap();
+        read(&wire.cluster, &out, 10).await;
+        w.abort().await; // a crash: no flush, no commit
+    }
+    let w = worker_on(wire.cluster.clone(), store.clone(), &collected);
+    w.create_connector(&src, source_config(&out, 40), TargetState::Started)
+        .await
+        .unwrap();
+    eventually("offset of the last record stored", || {
+        stored(&store, &src) == Some(39)
+    })
+    .await;
+    let all = read(&wire.cluster, &out, 40).await;
+    for n in 0..40 {
+        let want = format!(r#""payload":"v{n}""#);
+        assert!(
+            all.iter().any(|r| r
+                .value
+                .as_deref()
+                .is_some_and(|v| String::from_utf8_lossy(v).contains(&want))),
+            "v{n} lost"
+        );
+    }
+    w.shutdown().await;
+}
+
+async fn offsets_topic_store(wire: Wire) {
+    use connect_runtime::offsets::{KafkaOffsetStore, OffsetStore};
+    let topic = if wire.is_real() {
+        // The store creates its topic (compacted) on a real broker.
+        wire.name("connect-offsets")
+    } else {
+        // The mock cluster cannot create topics: pre-create it, as a user would.
+        wire.topic("connect-offsets", 3).await
+    };
+    let mut partition = connect_api::SourceMap::new();
+    partition.insert("filename".into(), "test.txt".into());
+    let mut offset = connect_api::SourceMap::new();
+    offset.insert("position".into(), 42.into());
+    let client = ConfigMap::new();
+    let open = || {
+        KafkaOffsetStore::open(
+            wire.cluster.as_ref(),
+            &client,
+            &topic,
+            3,
+            1,
+            Duration::from_secs(20),
+        )
+    };
+    {
+        let store = open().await.expect("open");
+        store
+            .write("src", vec![(partition.clone(), Some(offset.clone()))])
+            .await
+            .expect("write");
+    }
+    let store = open().await.expect("reopen");
+    assert_eq!(store.get("src", &partition), Some(offset));
+}
+
+/// Two workers run the same sink connector, so its two tasks share one
+/// group: the second joins mid-stream and leaves again. Every record is
+/// written (at least once) and the group commits the end of both partitions.
+async fn two_sink_tasks_through_a_rebalance(wire: Wire) {
+    let out = wire.topic("out", 2).await;
+    let sink = wire.name("sink");
+    let fast_group = [
+        ("consumer.session.timeout.ms", "6000"),
+        ("consumer.heartbeat.interval.ms", "500"),
+    ];
+    let producer = wire
+        .cluster
+        .producer(&ConfigMap::new(), Arc::new(NullSink))
+        .expect("producer");
+    let send = |from: usize, to: usize| {
+        for n in from..to {
+            let value =
+                format!(r#"{{"schema":{{"type":"string","optional":false}},"payload":"r{n}"}}"#);
+            let mut record = OutRecord::new(&out, Some(value.as_bytes()));
+            record.partition = Some((n % 2) as i32);
+            producer.send(&record, n as u64).unwrap();
+        }
+    };
+    let (a_got, b_got) = (Collector::default(), Collector::default());
+    let a = worker_with(
+        wire.cluster.clone(),
+        Arc::new(MemoryOffsetStore::new()),
+        &a_got,
+        &fast_group,
+    );
+    a.create_connector(&sink, sink_config(&out), TargetState::Started)
+        .await
+        .unwrap();
+    send(0, 100);
+    producer.flush(Duration::from_secs(10)).await.unwrap();
+    eventually("the first task wrote the first 100", || {
+        a_got.0.lock().unwrap().len() >= 100
+    })
+    .await;
+    let b = worker_with(
+        wire.cluster.clone(),
+        Arc::new(MemoryOffsetStore::new()),
+        &b_got,
+        &fast_group,
+    );
+    b.create_connector(&sink, sink_config(&out), TargetState::Started)
+        .await
+        .unwrap();
+    send(100, 200);
+    producer.flush(Duration::from_secs(10)).await.unwrap();
+    let everything = |upto: usize| {
+        let seen: BTreeSet<String> = a_got
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .chain(b_got.0.lock().unwrap().iter())
+            .cloned()
+            .collect();
+        (0..upto).all(|n| seen.contains(&format!("r{n}")))
+    };
+    eventually("200 records written by the two tasks", || everything(200)).await;
+    b.shutdown().await;
+    send(200, 300);
+    producer.flush(Duration::from_secs(10)).await.unwrap();
+    eventually("300 records written after the second task left", || {
+        everything(300)
+    })
+    .await;
+    wait_committed(&wire, &format!("connect-{sink}"), &out, 2, &[150, 150]).await;
+    a.shutdown().await;
+}
+
+/// A sink started before its topic exists waits for it, as Kafka's does
+/// (librdkafka reports "Subscribed topic not available"; the task used to
+/// fail on it), and reads the topic once it is created.
+async fn sink_waits_for_a_topic_created_later(wire: Wire) {
+    let out = wire.name("later");
+    let collected = Collector::default();
+    let w = worker_on(
+        wire.cluster.clone(),
+        Arc::new(MemoryOffsetStore::new()),
+        &collected,
+    );
+    let sink = wire.name("sink");
+    w.create_connector(&sink, sink_config(&out), TargetState::Started)
+        .await
+        .unwrap();
+    // librdkafka reports the missing topic within milliseconds of the
+    // subscription; the sleep only lets that happen before the topic exists.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(wire.topic("later", 1).await, out);
+    let producer = wire
+        .cluster
+        .producer(&ConfigMap::new(), Arc::new(NullSink))
+        .expect("producer");
+    let value = br#"{"schema":{"type":"string","optional":false},"payload":"late"}"#;
+    producer
+        .send(&OutRecord::new(&out, Some(value)), 0)
+        .unwrap();
+    producer.flush(Duration::from_secs(10)).await.unwrap();
+    eventually("the record of the new topic in the sink", || {
+        collected.0.lock().unwrap().len() == 1
+    })
+    .await;
+    let status = w.task_status(&sink, 0).await.unwrap();
+    assert_eq!(status.state.state, "RUNNING", "{:?}", status.state.trace);
+    w.shutdown().await;
+}
+
+over_the_wire!(
+    sink_waits_for_a_topic_created_later,
+    source_to_sink,
+    sink_dlq,
+    source_dlq,
+    crash_and_restart_loses_nothing,
+    offsets_topic_store,
+    two_sink_tasks_through_a_rebalance,
+);
