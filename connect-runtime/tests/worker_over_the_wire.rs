@@ -411,7 +411,56 @@ async fn sink_waits_for_a_topic_created_later(wire: Wire) {
     w.shutdown().await;
 }
 
+/// A source record for a topic that does not exist (no auto-creation, no
+/// `topic.creation.*`) is sent again until the topic exists, as Kafka
+/// Connect retries such sends: never skipped, even under
+/// `errors.tolerance=all`, and its offset is stored only once written.
+async fn source_waits_for_a_missing_topic(wire: Wire) {
+    let out = wire.name("missing");
+    let src = wire.name("src");
+    let store = Arc::new(MemoryOffsetStore::new());
+    let w = worker_with(
+        wire.cluster.clone(),
+        store.clone(),
+        &Collector::default(),
+        &[
+            ("producer.allow.auto.create.topics", "false"),
+            // librdkafka gives up on a missing topic after this (30 s by
+            // default); 1 s shows the failure quickly.
+            ("producer.topic.metadata.propagation.max.ms", "1000"),
+        ],
+    );
+    let mut config = source_config(&out, 20);
+    config.insert("errors.tolerance".into(), "all".into());
+    w.create_connector(&src, config, TargetState::Started)
+        .await
+        .unwrap();
+    // Past the propagation limit before the topic exists; the sleep only
+    // picks when the topic appears.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    assert_eq!(
+        stored(&store, &src),
+        None,
+        "offsets stored for unwritten records"
+    );
+    assert_eq!(wire.topic("missing", 1).await, out);
+    let all = read(&wire.cluster, &out, 20).await;
+    for n in 0..20 {
+        let want = format!(r#""payload":"v{n}""#);
+        assert!(
+            all.iter().any(|r| r
+                .value
+                .as_deref()
+                .is_some_and(|v| String::from_utf8_lossy(v).contains(&want))),
+            "v{n} was skipped"
+        );
+    }
+    eventually("every offset stored", || stored(&store, &src) == Some(19)).await;
+    w.shutdown().await;
+}
+
 over_the_wire!(
+    source_waits_for_a_missing_topic,
     sink_waits_for_a_topic_created_later,
     source_to_sink,
     sink_dlq,

@@ -26,7 +26,7 @@ use crate::errors::dlq::{self, Origin};
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage, Transformed};
 use crate::kafka::{
     Admin, ClientConfig, CreateTopicOutcome, Delivered, DeliverySink, KafkaCluster, KafkaError,
-    NewTopic, OutHeader, OutRecord, Producer, SendError,
+    KafkaErrorKind, NewTopic, OutHeader, OutRecord, Producer, SendError,
 };
 use crate::offsets::OffsetStore;
 use crate::status::{State, StatusListener, TargetState, TaskId};
@@ -165,6 +165,15 @@ pub struct WorkerSourceTask {
     control: watch::Receiver<TargetState>,
     known_topics: HashSet<Arc<str>>,
     last_topic: Option<Arc<str>>,
+    /// Topics the producer has written a record of this task to. Until
+    /// then a record keeps its copy after the send even when records are
+    /// let go once sent: a topic that does not exist fails the delivery,
+    /// and the record must be sent again, never skipped.
+    delivered_topics: HashSet<Arc<str>>,
+    /// The topic of the last record found in `delivered_topics`.
+    last_delivered: Option<Arc<str>>,
+    /// When a missing topic was last logged (at most every 30 s).
+    missing_topic_logged: Option<tokio::time::Instant>,
     encoded: Encoded,
     /// The task wants `commit_record` calls (`SourceTask::wants_commit_record`).
     commit_records: bool,
@@ -238,6 +247,9 @@ impl WorkerSourceTask {
             control,
             known_topics: HashSet::new(),
             last_topic: None,
+            delivered_topics: HashSet::new(),
+            last_delivered: None,
+            missing_topic_logged: None,
             encoded: Encoded::default(),
             commit_records: true,
             release_records: false,
@@ -453,14 +465,15 @@ impl WorkerSourceTask {
         if !converted || !self.topic_known(&record.record.topic) {
             return Ok(Some(Rest::Convert(partition, record)));
         }
-        let token = self.submit(partition, &mut record);
+        let release = self.releases(&record.record.topic);
+        let token = self.submit(partition, &mut record, release);
         match self.producer.send(&self.encoded.out(&record), token) {
             Ok(()) => {
-                self.sent(token, record);
+                self.sent(token, record, release);
                 Ok(None)
             }
             // A full queue or a send error: the general path waits or fails.
-            Err(_) => Ok(Some(Rest::Send(token, record))),
+            Err(_) => Ok(Some(Rest::Send(token, record, release))),
         }
     }
 
@@ -474,7 +487,7 @@ impl WorkerSourceTask {
                     .await
             }
             Rest::Convert(partition, record) => self.convert_and_send(partition, record).await,
-            Rest::Send(token, record) => self.send(token, record).await,
+            Rest::Send(token, record, release) => self.send(token, record, release).await,
         }
     }
 
@@ -525,15 +538,42 @@ impl WorkerSourceTask {
                 .await;
         }
         self.ensure_topic(&record.record.topic).await;
-        let token = self.submit(partition, &mut record);
-        self.send(token, record).await
+        let release = self.releases(&record.record.topic);
+        let token = self.submit(partition, &mut record, release);
+        self.send(token, record, release).await
+    }
+
+    /// Whether `topic`'s records are let go once sent: the task does not
+    /// need them back, nothing configured does, and the topic is known to
+    /// take records (see `delivered_topics`).
+    fn releases(&self, topic: &Arc<str>) -> bool {
+        self.release_records
+            && (self
+                .last_delivered
+                .as_ref()
+                .is_some_and(|t| Arc::ptr_eq(t, topic) || **t == **topic)
+                || self.delivered_topics.contains(topic))
+    }
+
+    /// A record of `topic` was written: later ones may be let go once sent.
+    fn topic_delivered(&mut self, topic: &Arc<str>) {
+        if self.release_records && !self.releases(topic) {
+            self.delivered_topics.insert(topic.clone());
+            self.last_delivered = Some(topic.clone());
+        }
     }
 
     /// Enter `record` in the tracker. Its offset travels with the record
     /// until the ack and then moves into the tracker (no copy on the hot
-    /// path); when records are let go once sent, it goes there now.
-    fn submit(&mut self, partition: Arc<SourceMap>, record: &mut SourceRecord) -> u64 {
-        if self.release_records {
+    /// path); when the record is let go once sent (`release`), it goes
+    /// there now.
+    fn submit(
+        &mut self,
+        partition: Arc<SourceMap>,
+        record: &mut SourceRecord,
+        release: bool,
+    ) -> u64 {
+        if release {
             let offset = mem::take(&mut record.source_offset);
             self.tracker.submit(partition, offset)
         } else {
@@ -542,16 +582,16 @@ impl WorkerSourceTask {
     }
 
     /// The producer has `record`: keep it with its submission until the ack,
-    /// or let it go.
-    fn sent(&mut self, token: u64, record: SourceRecord) {
-        if !self.release_records {
+    /// or let it go (`release`, as decided at submit).
+    fn sent(&mut self, token: u64, record: SourceRecord, release: bool) {
+        if !release {
             self.tracker.attach(token, record);
         }
     }
 
     /// Send the converted `record` (in the buffers) under `token` and keep
-    /// it with its submission until the ack.
-    async fn send(&mut self, token: u64, record: SourceRecord) -> Result<()> {
+    /// it with its submission until the ack (unless `release`).
+    async fn send(&mut self, token: u64, record: SourceRecord, release: bool) -> Result<()> {
         send_with_backpressure(
             &*self.producer,
             &self.encoded.out(&record),
@@ -559,7 +599,7 @@ impl WorkerSourceTask {
             &self.acks,
         )
         .await?;
-        self.sent(token, record);
+        self.sent(token, record, release);
         Ok(())
     }
 
@@ -809,6 +849,7 @@ impl WorkerSourceTask {
                         if !done.dead_letter {
                             self.tracker
                                 .set_offset(token, mem::take(&mut record.source_offset));
+                            self.topic_delivered(&record.record.topic);
                         }
                     }
                 }
@@ -844,6 +885,9 @@ impl WorkerSourceTask {
         // A record let go at send time (no retries or DLQ configured) has
         // nothing to resend: the tolerance alone decides.
         let record = self.tracker.take_record(token);
+        if error.kind() == KafkaErrorKind::UnknownTopicOrPartition {
+            return self.topic_missing(token, record, error).await;
+        }
         let error = ConnectError::from(error);
         let record = match record {
             Some(record) if error.is_retriable() => match self.resend_delay(token) {
@@ -863,6 +907,40 @@ impl WorkerSourceTask {
             .tolerate(Stage::KafkaProduce, "producer", error, 1)?;
         self.dead_letter(Submit::Existing(token), record, failure)
             .await
+    }
+
+    /// The record's topic does not exist (librdkafka gives up after
+    /// `topic.metadata.propagation.max.ms`). Kafka Connect's producer waits
+    /// for the topic and the task sends again, for as long as it takes;
+    /// skipping the record under `errors.tolerance=all` would lose it. A
+    /// record sent to a topic is kept until the topic took one, so it is
+    /// here to resend unless the topic disappeared later.
+    async fn topic_missing(
+        &mut self,
+        token: u64,
+        record: Option<SourceRecord>,
+        error: KafkaError,
+    ) -> Result<()> {
+        let Some(record) = record else {
+            self.resends.remove(&token);
+            return Err(ConnectError::from(error).context(
+                "a record's topic no longer exists and the record was not kept to send again; \
+                 stopping so it is not skipped (create the topic, then restart the task)",
+            ));
+        };
+        let now = tokio::time::Instant::now();
+        if self
+            .missing_topic_logged
+            .is_none_or(|at| now.duration_since(at) >= Duration::from_secs(30))
+        {
+            self.missing_topic_logged = Some(now);
+            tracing::warn!(task = %self.settings.id, topic = %record.record.topic, error = %error,
+                "the topic does not exist; sending its records again until it does \
+                 (create it, or configure topic.creation.* or the broker's auto-creation)");
+        }
+        // No pause here: while the producer knows the topic is missing it
+        // refuses at once, and the send waits (send_with_backpressure).
+        self.resend(token, record).await
     }
 
     /// The wait before sending `token` again, or `None` once
@@ -893,7 +971,7 @@ impl WorkerSourceTask {
                 .dead_letter(Submit::Existing(token), Some(record), failure)
                 .await;
         }
-        self.send(token, record).await
+        self.send(token, record, false).await
     }
 
     /// Write committable offsets, then `SourceTask::commit`.
@@ -1037,8 +1115,9 @@ enum Rest {
     Failed(Arc<SourceMap>, SourceMap, Failure),
     /// Transformed; a converter failed or its topic is new.
     Convert(Arc<SourceMap>, SourceRecord),
-    /// Converted and submitted under this token; the producer refused it.
-    Send(u64, SourceRecord),
+    /// Converted and submitted under this token (let go once sent if the
+    /// flag says so); the producer refused it.
+    Send(u64, SourceRecord, bool),
 }
 
 /// Where a dead-lettered record stands in the offset tracker.
@@ -1076,6 +1155,7 @@ async fn send_with_backpressure(
     token: u64,
     acks: &AckQueue,
 ) -> Result<()> {
+    let mut missing_reported = false;
     loop {
         match producer.send(out, token) {
             Ok(()) => return Ok(()),
@@ -1088,6 +1168,17 @@ async fn send_with_backpressure(
                 // As Kafka: a retriable synchronous send failure is retried
                 // after 100 ms, for as long as it takes.
                 tracing::warn!(topic = out.topic, error = %e, "retriable send failure; sending again");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            // The producer knows the topic does not exist (librdkafka
+            // refuses at once after a first record failed on it). As Kafka's
+            // producer blocks until the topic exists, wait and send again.
+            Err(SendError::Kafka(e)) if e.kind() == KafkaErrorKind::UnknownTopicOrPartition => {
+                if !missing_reported {
+                    missing_reported = true;
+                    tracing::warn!(topic = out.topic, error = %e,
+                        "the topic does not exist; sending again until it does");
+                }
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             Err(SendError::Kafka(e)) => {
