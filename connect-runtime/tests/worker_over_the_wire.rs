@@ -97,6 +97,13 @@ async fn wait_committed(wire: &Wire, group: &str, topic: &str, partitions: i32, 
     }
 }
 
+/// Worker settings for sink consumers that leave a group's view quickly
+/// when they go away without leaving it.
+const FAST_GROUP: [(&str, &str); 2] = [
+    ("consumer.session.timeout.ms", "6000"),
+    ("consumer.heartbeat.interval.ms", "500"),
+];
+
 /// A sink connector config that reads `topic`.
 fn sink_config(topic: &str) -> ConfigMap {
     props(&[("connector.class", "CollectingSink"), ("topics", topic)])
@@ -307,10 +314,6 @@ async fn offsets_topic_store(wire: Wire) {
 async fn two_sink_tasks_through_a_rebalance(wire: Wire) {
     let out = wire.topic("out", 2).await;
     let sink = wire.name("sink");
-    let fast_group = [
-        ("consumer.session.timeout.ms", "6000"),
-        ("consumer.heartbeat.interval.ms", "500"),
-    ];
     let producer = wire
         .cluster
         .producer(&ConfigMap::new(), Arc::new(NullSink))
@@ -329,7 +332,7 @@ async fn two_sink_tasks_through_a_rebalance(wire: Wire) {
         wire.cluster.clone(),
         Arc::new(MemoryOffsetStore::new()),
         &a_got,
-        &fast_group,
+        &FAST_GROUP,
     );
     a.create_connector(&sink, sink_config(&out), TargetState::Started)
         .await
@@ -344,7 +347,7 @@ async fn two_sink_tasks_through_a_rebalance(wire: Wire) {
         wire.cluster.clone(),
         Arc::new(MemoryOffsetStore::new()),
         &b_got,
-        &fast_group,
+        &FAST_GROUP,
     );
     b.create_connector(&sink, sink_config(&out), TargetState::Started)
         .await
@@ -459,7 +462,68 @@ async fn source_waits_for_a_missing_topic(wire: Wire) {
     w.shutdown().await;
 }
 
+/// Produce `values` (JSON string envelopes) to partition 0 of `topic`.
+async fn produce_strings(wire: &Wire, topic: &str, values: impl IntoIterator<Item = String>) {
+    let producer = wire
+        .cluster
+        .producer(&ConfigMap::new(), Arc::new(NullSink))
+        .expect("producer");
+    for (token, v) in (0u64..).zip(values) {
+        let value = format!(r#"{{"schema":{{"type":"string","optional":false}},"payload":"{v}"}}"#);
+        let mut record = OutRecord::new(topic, Some(value.as_bytes()));
+        record.partition = Some(0);
+        producer.send(&record, token).unwrap();
+    }
+    producer.flush(Duration::from_secs(10)).await.unwrap();
+}
+
+/// `SinkTaskContext::offset` called in `open` takes effect: the task reads
+/// from the offset it asked for, not from the group's committed position.
+async fn sink_offset_requested_in_open_takes_effect(wire: Wire) {
+    let out = wire.topic("out", 1).await;
+    produce_strings(&wire, &out, (0..10).map(|n| format!("r{n}"))).await;
+    let sink = wire.name("sink");
+    // A first run commits offset 10 for the group.
+    {
+        let collected = Collector::default();
+        let w = worker_with(
+            wire.cluster.clone(),
+            Arc::new(MemoryOffsetStore::new()),
+            &collected,
+            &FAST_GROUP,
+        );
+        w.create_connector(&sink, sink_config(&out), TargetState::Started)
+            .await
+            .unwrap();
+        eventually("10 records", || collected.0.lock().unwrap().len() == 10).await;
+        w.shutdown().await;
+        wait_committed(&wire, &format!("connect-{sink}"), &out, 1, &[10]).await;
+    }
+    // The second asks for offset 3 when its partition opens. (Short
+    // sessions: the mock cluster keeps the first member until it expires.)
+    let collected = Collector::default();
+    let w = worker_with(
+        wire.cluster.clone(),
+        Arc::new(MemoryOffsetStore::new()),
+        &collected,
+        &FAST_GROUP,
+    );
+    let mut config = sink_config(&out);
+    config.insert("seek.on.open".into(), "3".into());
+    w.create_connector(&sink, config, TargetState::Started)
+        .await
+        .unwrap();
+    eventually("the records from offset 3", || {
+        collected.0.lock().unwrap().len() >= 7
+    })
+    .await;
+    let want: Vec<String> = (3..10).map(|n| format!("r{n}")).collect();
+    assert_eq!(collected.0.lock().unwrap()[..7], want[..]);
+    w.shutdown().await;
+}
+
 over_the_wire!(
+    sink_offset_requested_in_open_takes_effect,
     source_waits_for_a_missing_topic,
     sink_waits_for_a_topic_created_later,
     source_to_sink,

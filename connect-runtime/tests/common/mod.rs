@@ -227,21 +227,33 @@ impl Collector {
     }
 }
 
-/// Its tasks fail the first `fail.puts` non-empty puts with a retriable error.
+/// Its tasks fail the first `fail.puts` non-empty puts with a retriable
+/// error, and with `seek.on.open=N` ask (`SinkTaskContext::offset`) in
+/// `open` to read every assigned partition from offset N.
 pub(crate) struct CollectingSink(Collector, ConfigMap);
 pub(crate) struct CollectingTask {
     out: Collector,
     fail_first_puts: AtomicUsize,
+    seek_on_open: Option<i64>,
+    context: Option<Arc<dyn SinkTaskContext>>,
 }
 
 #[async_trait]
 impl SinkTask for CollectingTask {
-    async fn start(&mut self, config: &ConfigMap, _: Arc<dyn SinkTaskContext>) -> Result<()> {
+    async fn start(&mut self, config: &ConfigMap, ctx: Arc<dyn SinkTaskContext>) -> Result<()> {
         let n = config
             .get("fail.puts")
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
         self.fail_first_puts = AtomicUsize::new(n);
+        self.seek_on_open = config.get("seek.on.open").and_then(|n| n.parse().ok());
+        self.context = Some(ctx);
+        Ok(())
+    }
+    async fn open(&mut self, partitions: &[connect_api::sink::TopicPartition]) -> Result<()> {
+        if let (Some(offset), Some(ctx)) = (self.seek_on_open, &self.context) {
+            ctx.offset(partitions.iter().map(|tp| (tp.clone(), offset)).collect());
+        }
         Ok(())
     }
     async fn put(&mut self, records: &[SinkRecord]) -> Result<()> {
@@ -294,6 +306,8 @@ impl SinkConnector for CollectingSink {
         Box::new(CollectingTask {
             out: self.0.clone(),
             fail_first_puts: AtomicUsize::new(0),
+            seek_on_open: None,
+            context: None,
         })
     }
 }

@@ -32,6 +32,12 @@ const ARENA_CHUNK: usize = 64 * 1024;
 /// How often a consumer asks whether a missing subscribed topic exists yet.
 const MISSING_TOPIC_LOOK: Duration = Duration::from_secs(1);
 
+/// How long a requested seek may keep failing before `poll` reports it.
+const SEEK_DEADLINE: Duration = Duration::from_secs(30);
+
+/// How long `poll` waits between attempts of a seek librdkafka refused.
+const SEEK_RETRY: Duration = Duration::from_millis(20);
+
 pub(super) struct EventContext {
     events: Mutex<VecDeque<ConsumerEvent>>,
     changed: Notify,
@@ -102,6 +108,10 @@ pub(super) struct RdConsumer {
     missing: Option<(Vec<String>, Instant)>,
     /// The subscribed topic names (empty for a pattern).
     subscribed: Vec<String>,
+    /// Seeks librdkafka has not confirmed yet: target offset and the time
+    /// of the first request. Records of these partitions are dropped until
+    /// the seek is done.
+    pending_seeks: HashMap<TopicPartition, (i64, Instant)>,
 }
 
 impl RdConsumer {
@@ -125,6 +135,7 @@ impl RdConsumer {
             arena: BytesMut::new(),
             missing: None,
             subscribed: Vec::new(),
+            pending_seeks: HashMap::new(),
         })
     }
 
@@ -171,6 +182,70 @@ impl RdConsumer {
             key,
             value,
             headers,
+        }
+    }
+
+    /// Whether `m` belongs to a partition whose requested seek is not done:
+    /// it was fetched from the old position and must not be returned.
+    fn awaits_seek(&self, m: &BorrowedMessage<'_>) -> bool {
+        !self.pending_seeks.is_empty()
+            && self
+                .pending_seeks
+                .keys()
+                .any(|tp| tp.partition == m.partition() && *tp.topic == *m.topic())
+    }
+
+    /// Perform the requested seeks, waiting for librdkafka's answer. A
+    /// refused seek is tried again at the next poll; one refused for
+    /// [`SEEK_DEADLINE`] fails the poll, so a requested position never
+    /// silently turns into the committed one.
+    async fn apply_seeks(&mut self) -> Result<(), KafkaError> {
+        let mut tpl = TopicPartitionList::with_capacity(self.pending_seeks.len());
+        for (tp, (offset, _)) in &self.pending_seeks {
+            tpl.add_partition_offset(&tp.topic, tp.partition, Offset::Offset(*offset))
+                .map_err(|e| from_rd(&e, format_args!("seek {tp} to {offset}")))?;
+        }
+        let inner = Arc::clone(&self.inner);
+        let answer =
+            tokio::task::spawn_blocking(move || inner.seek_partitions(tpl, Duration::from_secs(5)))
+                .await
+                .map_err(|e| KafkaError::fatal(format!("seek did not finish: {e}")))?;
+        let refused: HashMap<TopicPartition, String> = match answer {
+            Ok(list) => list
+                .elements()
+                .iter()
+                .filter_map(|e| {
+                    e.error().err().map(|err| {
+                        (
+                            TopicPartition::new(e.topic(), e.partition()),
+                            err.to_string(),
+                        )
+                    })
+                })
+                .collect(),
+            Err(e) => self
+                .pending_seeks
+                .keys()
+                .map(|tp| (tp.clone(), e.to_string()))
+                .collect(),
+        };
+        let now = Instant::now();
+        let mut failed = None;
+        self.pending_seeks
+            .retain(|tp, (offset, since)| match refused.get(tp) {
+                None => false,
+                Some(reason) => {
+                    if now.duration_since(*since) >= SEEK_DEADLINE {
+                        failed = Some(format!(
+                            "seek {tp} to {offset} was refused for {SEEK_DEADLINE:?}: {reason}"
+                        ));
+                    }
+                    true
+                }
+            });
+        match failed {
+            Some(message) => Err(KafkaError::fatal(message)),
+            None => Ok(()),
         }
     }
 
@@ -243,14 +318,26 @@ impl Consumer for RdConsumer {
         let inner = Arc::clone(&self.inner);
         loop {
             if let Some(event) = inner.context().pop() {
+                if let ConsumerEvent::Revoked(tps) = &event {
+                    for tp in tps {
+                        self.pending_seeks.remove(tp);
+                    }
+                }
                 return Ok(Some(event));
+            }
+            if !self.pending_seeks.is_empty() {
+                self.apply_seeks().await?;
             }
             if !self.stash.is_empty() {
                 return Ok(Some(ConsumerEvent::Records(std::mem::take(
                     &mut self.stash,
                 ))));
             }
-            let next_look = self.missing.as_ref().map(|(_, at)| *at);
+            let next_look = match (&self.missing, self.pending_seeks.is_empty()) {
+                (_, false) => Some(Instant::now() + SEEK_RETRY),
+                (Some((_, at)), true) => Some(*at),
+                (None, true) => None,
+            };
             let mut stream = inner.stream();
             let first = tokio::select! {
                 biased;
@@ -259,7 +346,9 @@ impl Consumer for RdConsumer {
                 _ = tokio::time::sleep_until(deadline) => return Ok(None),
                 _ = tokio::time::sleep_until(next_look.unwrap_or(deadline)), if next_look.is_some() => {
                     drop(stream);
-                    self.look_for_missing_topics().await;
+                    if self.missing.as_ref().is_some_and(|(_, at)| *at <= Instant::now()) {
+                        self.look_for_missing_topics().await;
+                    }
                     continue;
                 }
             };
@@ -281,10 +370,13 @@ impl Consumer for RdConsumer {
                 None => return Ok(None),
             };
             let mut records = Vec::with_capacity(self.max_poll_records.min(1024));
-            records.push(self.convert(&message));
+            if !self.awaits_seek(&message) {
+                records.push(self.convert(&message));
+            }
             drop(message);
             while records.len() < self.max_poll_records && !inner.context().has_events() {
                 match stream.next().now_or_never() {
+                    Some(Some(Ok(m))) if self.awaits_seek(&m) => {}
                     Some(Some(Ok(m))) => records.push(self.convert(&m)),
                     Some(Some(Err(e))) => {
                         tracing::warn!(error = %e, "consumer fetch error after a batch; returning the batch");
@@ -296,6 +388,9 @@ impl Consumer for RdConsumer {
             if inner.context().has_events() {
                 self.stash = records;
                 continue;
+            }
+            if records.is_empty() {
+                continue; // all from partitions whose seek is pending
             }
             return Ok(Some(ConsumerEvent::Records(records)));
         }
@@ -317,14 +412,14 @@ impl Consumer for RdConsumer {
         // Records of this partition fetched before the seek must not be returned.
         self.stash
             .retain(|r| !(*r.topic == *partition.topic && r.partition == partition.partition));
-        self.inner
-            .seek(
-                &partition.topic,
-                partition.partition,
-                Offset::Offset(offset),
-                Duration::ZERO,
-            )
-            .map_err(|e| from_rd(&e, format_args!("seek {partition} to {offset}")))
+        // librdkafka seeks asynchronously and refuses a partition whose
+        // fetcher has not started (right after assignment, where a sink
+        // task's open() asks for positions), dropping the error. The next
+        // poll performs the seek and waits for its result; until then no
+        // record of the partition is returned.
+        self.pending_seeks
+            .insert(partition.clone(), (offset, Instant::now()));
+        Ok(())
     }
 
     async fn commit(
@@ -399,6 +494,7 @@ impl Consumer for RdConsumer {
     async fn close(&mut self) -> Result<(), KafkaError> {
         self.inner.unsubscribe();
         self.stash.clear();
+        self.pending_seeks.clear();
         Ok(())
     }
 }
