@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use connect_api::config::ConfigMap;
 use connect_runtime::kafka::memory::FaultKind;
-use connect_runtime::kafka::KafkaCluster;
+use connect_runtime::kafka::{KafkaCluster, OutRecord};
 use connect_runtime::status::TargetState;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1181,5 +1181,51 @@ async fn offsets_that_failed_to_store_are_written_at_the_next_flush() {
     assert_eq!(store.failures.load(std::sync::atomic::Ordering::SeqCst), 0);
     let status = w.connector_status("flaky-src").await.unwrap();
     assert_eq!(status.tasks[0].state.state, "RUNNING");
+    w.shutdown().await;
+}
+
+/// An errant record reported while the task flushes (`pre_commit`) under
+/// `errors.tolerance=none` fails the task before the commit, as Kafka fails
+/// the flush: the group never commits past the failed record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_errant_record_reported_in_pre_commit_fails_before_the_commit() {
+    let s = setup();
+    let producer = s
+        .kafka
+        .producer(&ConfigMap::new(), Arc::new(NullSink))
+        .unwrap();
+    for n in 0..3u64 {
+        let value =
+            format!(r#"{{"schema":{{"type":"string","optional":false}},"payload":"r{n}"}}"#);
+        producer
+            .send(&OutRecord::new("out", Some(value.as_bytes())), n)
+            .unwrap();
+    }
+    producer.flush(Duration::from_secs(5)).await.unwrap();
+    let w = worker(&s);
+    w.create_connector(
+        "sink",
+        props(&[
+            ("connector.class", "CollectingSink"),
+            ("topics", "out"),
+            ("report.in.pre_commit", "true"),
+            // Kafka offers the reporter only with a DLQ or error logging.
+            ("errors.log.enable", "true"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("task FAILED", || {
+        futures::executor::block_on(w.connector_status("sink"))
+            .map(|st| st.tasks[0].state.state == "FAILED")
+            .unwrap_or(false)
+    })
+    .await;
+    assert!(
+        s.kafka.committed_offsets("connect-sink").is_empty(),
+        "committed past a record that failed: {:?}",
+        s.kafka.committed_offsets("connect-sink")
+    );
     w.shutdown().await;
 }

@@ -576,6 +576,13 @@ impl WorkerSinkTask {
                 return Ok(());
             }
         };
+        // Records the task reported as errant while flushing: their DLQ
+        // sends must be done, and under errors.tolerance=none a report
+        // fails the flush, before anything past them is committed.
+        self.reporter.wait_idle().await?;
+        if let Some(fatal) = self.reporter.take_fatal() {
+            return Err(fatal.context("a record reported as errant during the flush"));
+        }
         let (safe, ignored) = FlushedOffsets::clamp(returned, &current, &self.committed);
         if !ignored.unassigned.is_empty() || !ignored.clamped.is_empty() {
             tracing::warn!(task = %self.settings.id, ?ignored,

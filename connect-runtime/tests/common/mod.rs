@@ -229,13 +229,18 @@ impl Collector {
 
 /// Its tasks fail the first `fail.puts` non-empty puts with a retriable
 /// error, and with `seek.on.open=N` ask (`SinkTaskContext::offset`) in
-/// `open` to read every assigned partition from offset N.
+/// `open` to read every assigned partition from offset N; with
+/// `report.in.pre_commit=true` they report the last record they were given
+/// to the errant record reporter from `pre_commit` (a write that failed
+/// when flushed).
 pub(crate) struct CollectingSink(Collector, ConfigMap);
 pub(crate) struct CollectingTask {
     out: Collector,
     fail_first_puts: AtomicUsize,
     seek_on_open: Option<i64>,
     context: Option<Arc<dyn SinkTaskContext>>,
+    report_in_pre_commit: bool,
+    last: Option<SinkRecord>,
 }
 
 #[async_trait]
@@ -247,6 +252,9 @@ impl SinkTask for CollectingTask {
             .unwrap_or(0);
         self.fail_first_puts = AtomicUsize::new(n);
         self.seek_on_open = config.get("seek.on.open").and_then(|n| n.parse().ok());
+        self.report_in_pre_commit = config
+            .get("report.in.pre_commit")
+            .is_some_and(|v| v == "true");
         self.context = Some(ctx);
         Ok(())
     }
@@ -265,6 +273,11 @@ impl SinkTask for CollectingTask {
         {
             return Err(connect_api::ConnectError::retriable("database busy"));
         }
+        if self.report_in_pre_commit {
+            if let Some(r) = records.last() {
+                self.last = Some(r.clone());
+            }
+        }
         let mut out = self.out.0.lock().unwrap();
         out.extend(records.iter().map(|r| r.record.value.to_string()));
         Ok(())
@@ -274,6 +287,12 @@ impl SinkTask for CollectingTask {
         offsets: connect_api::sink::TopicPartitionOffsets,
     ) -> Result<connect_api::sink::TopicPartitionOffsets> {
         self.out.1.fetch_add(1, Ordering::SeqCst);
+        if let (Some(record), Some(ctx)) = (self.last.take(), &self.context) {
+            if let Some(reporter) = ctx.errant_record_reporter() {
+                let failure = connect_api::ConnectError::other("the flush of this record failed");
+                let _ = reporter.report(&record, &failure).await;
+            }
+        }
         Ok(offsets)
     }
     async fn stop(&mut self) -> Result<()> {
@@ -308,6 +327,8 @@ impl SinkConnector for CollectingSink {
             fail_first_puts: AtomicUsize::new(0),
             seek_on_open: None,
             context: None,
+            report_in_pre_commit: false,
+            last: None,
         })
     }
 }
