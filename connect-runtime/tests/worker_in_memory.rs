@@ -1229,3 +1229,160 @@ async fn an_errant_record_reported_in_pre_commit_fails_before_the_commit() {
     );
     w.shutdown().await;
 }
+
+/// Produce `n` JSON string records "r0".. to `topic` of the in-memory Kafka.
+async fn produce_strings(kafka: &connect_runtime::kafka::memory::MemoryKafka, topic: &str, n: u64) {
+    let producer = kafka
+        .producer(&ConfigMap::new(), Arc::new(NullSink))
+        .unwrap();
+    for i in 0..n {
+        let value =
+            format!(r#"{{"schema":{{"type":"string","optional":false}},"payload":"r{i}"}}"#);
+        producer
+            .send(&OutRecord::new(topic, Some(value.as_bytes())), i)
+            .unwrap();
+    }
+    producer.flush(Duration::from_secs(5)).await.unwrap();
+}
+
+/// As Kafka: a sink task closes its partitions before it stops, after a
+/// clean stop and after a failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sink_task_closes_its_partitions_before_it_stops() {
+    let s = setup();
+    produce_strings(&s.kafka, "out", 3).await;
+    let w = worker(&s);
+    w.create_connector(
+        "sink",
+        props(&[("connector.class", "CollectingSink"), ("topics", "out")]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("3 records", || s.collected.0.lock().unwrap().len() == 3).await;
+    w.shutdown().await;
+    let events = s.collected.events();
+    let tail: Vec<&str> = events
+        .iter()
+        .rev()
+        .take(2)
+        .rev()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(tail, ["close out-0", "stop"], "{events:?}");
+
+    // Failed: a record no converter can read under errors.tolerance=none.
+    let s = setup();
+    let producer = s
+        .kafka
+        .producer(&ConfigMap::new(), Arc::new(NullSink))
+        .unwrap();
+    producer
+        .send(&OutRecord::new("out", Some(b"{broken")), 0)
+        .unwrap();
+    producer.flush(Duration::from_secs(5)).await.unwrap();
+    let w = worker(&s);
+    w.create_connector(
+        "sink",
+        props(&[("connector.class", "CollectingSink"), ("topics", "out")]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("task FAILED", || {
+        futures::executor::block_on(w.connector_status("sink"))
+            .map(|st| st.tasks[0].state.state == "FAILED")
+            .unwrap_or(false)
+    })
+    .await;
+    eventually("stop after close", || {
+        s.collected
+            .events()
+            .ends_with(&["close out-0".to_string(), "stop".to_string()])
+    })
+    .await;
+    w.shutdown().await;
+}
+
+/// As Kafka: a poll that brings no record still calls put, with an empty
+/// batch, so a sink can act on time (rotate a file, flush a buffer).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_sink_gets_empty_puts() {
+    let s = setup();
+    let w = worker(&s);
+    w.create_connector(
+        "sink",
+        props(&[("connector.class", "CollectingSink"), ("topics", "out")]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("two empty puts", || {
+        s.collected
+            .events()
+            .iter()
+            .filter(|e| *e == "put []")
+            .count()
+            >= 2
+    })
+    .await;
+    w.shutdown().await;
+}
+
+/// A partition the task paused stays paused when a rebalance takes it
+/// away and gives it back (Kafka re-pauses it on assignment).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partition_the_task_paused_stays_paused_across_a_rebalance() {
+    let s = setup();
+    let w = worker(&s);
+    w.create_connector(
+        "sink",
+        props(&[
+            ("connector.class", "CollectingSink"),
+            ("topics", "out"),
+            ("pause.on.first.open", "true"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    // Two idle polls after the open: the task's pause is applied.
+    eventually("the partition opened and paused", || {
+        let events = s.collected.events();
+        events
+            .iter()
+            .skip_while(|e| *e != "open out-0")
+            .filter(|e| *e == "put []")
+            .count()
+            >= 2
+    })
+    .await;
+    let member = s.kafka.group_members("connect-sink").remove(0);
+    assert!(s.kafka.drop_group_member("connect-sink", &member));
+    eventually("the partition opened again", || {
+        s.collected
+            .events()
+            .iter()
+            .filter(|e| e.starts_with("open"))
+            .count()
+            == 2
+    })
+    .await;
+    produce_strings(&s.kafka, "out", 3).await;
+    // The loop turns (empty puts) while the records wait.
+    let puts = s.collected.events().len();
+    eventually("three idle polls after the records arrived", || {
+        s.collected.events()[puts..]
+            .iter()
+            .filter(|e| *e == "put []")
+            .count()
+            >= 3
+    })
+    .await;
+    assert!(
+        s.collected.0.lock().unwrap().is_empty(),
+        "records of a paused partition were delivered: {:?}",
+        s.collected.0.lock().unwrap()
+    );
+    w.shutdown().await;
+}

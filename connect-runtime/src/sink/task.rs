@@ -141,6 +141,8 @@ pub struct WorkerSinkTask {
     assigned: BTreeSet<TopicPartition>,
     /// Partitions paused by the task (kept paused across a runtime pause).
     task_paused: BTreeSet<TopicPartition>,
+    /// When `put` was last called (an idle task gets empty puts).
+    last_put: Instant,
     dlq_waits:
         Vec<tokio::sync::oneshot::Receiver<std::result::Result<(), crate::kafka::KafkaError>>>,
     batch: Vec<SinkRecord>,
@@ -214,6 +216,7 @@ impl WorkerSinkTask {
             committed: TopicPartitionOffsets::new(),
             assigned: BTreeSet::new(),
             task_paused: BTreeSet::new(),
+            last_put: Instant::now(),
             dlq_waits: Vec::new(),
             batch: Vec::new(),
         })
@@ -227,6 +230,15 @@ impl WorkerSinkTask {
             tracing::error!(task = %id, error = %e, "sink task failed");
             self.status
                 .task_state(&id, State::Failed, Some(crate::errors::dlq::error_chain(e)));
+        }
+        // As Kafka: the task closes every partition it holds before it
+        // stops, after a clean stop (whose commit is done) or a failure
+        // (nothing more is committed).
+        let held: Vec<_> = mem::take(&mut self.assigned).into_iter().collect();
+        if !held.is_empty() {
+            if let Err(e) = self.task.close(&held).await {
+                tracing::warn!(task = %id, error = %e, "sink task close failed");
+            }
         }
         if let Err(e) = self.task.stop().await {
             tracing::warn!(task = %id, error = %e, "sink task stop failed");
@@ -267,6 +279,13 @@ impl WorkerSinkTask {
                 return self.commit(&all, CommitMode::Sync).await;
             }
             self.apply_requests(target)?;
+            // As Kafka: a poll that brings no records still calls put, with
+            // none, so a sink can act on time (rotate a file, flush a
+            // buffer). Polls here are cut short by flushes, so "idle" is
+            // no put for a poll timeout.
+            if self.last_put.elapsed() >= self.settings.poll_timeout {
+                self.put(&[]).await?;
+            }
             if self.context.with(|r| mem::take(&mut r.commit)) == Some(true) {
                 self.commit_all(CommitMode::Async).await?;
             }
@@ -293,6 +312,17 @@ impl WorkerSinkTask {
                     self.task.open(&tps).await?;
                     if target == TargetState::Paused {
                         self.consumer.pause(&tps)?;
+                    } else {
+                        // Partitions the task paused stay paused when a
+                        // rebalance gives them back.
+                        let repause: Vec<_> = tps
+                            .iter()
+                            .filter(|tp| self.task_paused.contains(*tp))
+                            .cloned()
+                            .collect();
+                        if !repause.is_empty() {
+                            self.consumer.pause(&repause)?;
+                        }
                     }
                 }
                 Ok(Some(ConsumerEvent::Revoked(tps))) => {
@@ -412,6 +442,7 @@ impl WorkerSinkTask {
     /// `put` with Kafka's retry semantics: a retriable error pauses, waits
     /// the task's timeout, and redelivers the same batch.
     async fn put(&mut self, batch: &[SinkRecord]) -> Result<()> {
+        self.last_put = Instant::now();
         loop {
             let outcome = self.task.put(batch).await;
             if let Some(fatal) = self.reporter.take_fatal() {

@@ -2,6 +2,7 @@
 //! and librdkafka's mock cluster run the same cases).
 #![allow(dead_code, unreachable_pub)] // each test binary uses a subset
 
+use std::mem;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -212,15 +213,36 @@ impl SourceConnector for PassThroughSource {
     }
 }
 
+/// `a-0,b-1`: partitions as Kafka prints them.
+fn names(partitions: &[connect_api::sink::TopicPartition]) -> String {
+    partitions
+        .iter()
+        .map(|tp| tp.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Collects the string form of every value it is given.
 #[derive(Clone, Default)]
 pub(crate) struct Collector(
     pub(crate) Arc<Mutex<Vec<String>>>,
     /// `pre_commit` calls so far: proof that the task loop is turning.
     pub(crate) Arc<AtomicUsize>,
+    /// The task's lifecycle calls in order: `open out-0,..`, `close out-0,..`,
+    /// `put []` (empty batches), `stop`.
+    pub(crate) Arc<Mutex<Vec<String>>>,
 );
 
 impl Collector {
+    /// The lifecycle calls so far.
+    pub(crate) fn events(&self) -> Vec<String> {
+        self.2.lock().unwrap().clone()
+    }
+
+    fn event(&self, e: String) {
+        self.2.lock().unwrap().push(e);
+    }
+
     /// How many times the worker has called `pre_commit` on its tasks.
     pub(crate) fn pre_commits(&self) -> usize {
         self.1.load(Ordering::SeqCst)
@@ -232,7 +254,8 @@ impl Collector {
 /// `open` to read every assigned partition from offset N; with
 /// `report.in.pre_commit=true` they report the last record they were given
 /// to the errant record reporter from `pre_commit` (a write that failed
-/// when flushed).
+/// when flushed); with `pause.on.first.open=true` they pause the partitions
+/// of their first `open` (`SinkTaskContext::pause`) and no later ones.
 pub(crate) struct CollectingSink(Collector, ConfigMap);
 pub(crate) struct CollectingTask {
     out: Collector,
@@ -241,6 +264,7 @@ pub(crate) struct CollectingTask {
     context: Option<Arc<dyn SinkTaskContext>>,
     report_in_pre_commit: bool,
     last: Option<SinkRecord>,
+    pause_on_first_open: bool,
 }
 
 #[async_trait]
@@ -252,6 +276,9 @@ impl SinkTask for CollectingTask {
             .unwrap_or(0);
         self.fail_first_puts = AtomicUsize::new(n);
         self.seek_on_open = config.get("seek.on.open").and_then(|n| n.parse().ok());
+        self.pause_on_first_open = config
+            .get("pause.on.first.open")
+            .is_some_and(|v| v == "true");
         self.report_in_pre_commit = config
             .get("report.in.pre_commit")
             .is_some_and(|v| v == "true");
@@ -259,12 +286,21 @@ impl SinkTask for CollectingTask {
         Ok(())
     }
     async fn open(&mut self, partitions: &[connect_api::sink::TopicPartition]) -> Result<()> {
+        self.out.event(format!("open {}", names(partitions)));
+        if mem::take(&mut self.pause_on_first_open) {
+            if let Some(ctx) = &self.context {
+                ctx.pause(partitions);
+            }
+        }
         if let (Some(offset), Some(ctx)) = (self.seek_on_open, &self.context) {
             ctx.offset(partitions.iter().map(|tp| (tp.clone(), offset)).collect());
         }
         Ok(())
     }
     async fn put(&mut self, records: &[SinkRecord]) -> Result<()> {
+        if records.is_empty() {
+            self.out.event("put []".into());
+        }
         if self
             .fail_first_puts
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
@@ -295,7 +331,12 @@ impl SinkTask for CollectingTask {
         }
         Ok(offsets)
     }
+    async fn close(&mut self, partitions: &[connect_api::sink::TopicPartition]) -> Result<()> {
+        self.out.event(format!("close {}", names(partitions)));
+        Ok(())
+    }
     async fn stop(&mut self) -> Result<()> {
+        self.out.event("stop".into());
         Ok(())
     }
 }
@@ -329,6 +370,7 @@ impl SinkConnector for CollectingSink {
             context: None,
             report_in_pre_commit: false,
             last: None,
+            pause_on_first_open: false,
         })
     }
 }
