@@ -6,10 +6,19 @@
 //! the directory is fsynced: a crash at any moment leaves either the old or
 //! the new complete file, never a torn one. (Kafka's own file is Java
 //! serialization and unreadable elsewhere; this one is plain JSON.)
+//!
+//! A write keeps going on its blocking thread when the caller gives up on
+//! it (a flush timeout drops the future): file writes take turns under
+//! their own lock, and one older than what the file already holds is not
+//! written, so an abandoned write can neither tear a later one's temp file
+//! nor put older offsets back. An empty or torn file is an error, never
+//! "no offsets".
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use connect_api::{ConnectError, Result, SourceMap};
@@ -26,6 +35,12 @@ pub struct FileOffsetStore {
     table: Mutex<OffsetTable>,
     /// Snapshot for synchronous readers.
     snapshot: std::sync::RwLock<OffsetTable>,
+    /// Numbers each write's contents in the order they were made.
+    next_generation: AtomicU64,
+    /// Held by the blocking thread writing the file, with the generation
+    /// the file holds: independent of the caller's future, which may be
+    /// dropped while its write goes on.
+    file: Arc<std::sync::Mutex<u64>>,
 }
 
 impl FileOffsetStore {
@@ -37,6 +52,8 @@ impl FileOffsetStore {
             path,
             snapshot: std::sync::RwLock::new(table.clone()),
             table: Mutex::new(table),
+            next_generation: AtomicU64::new(1),
+            file: Arc::new(std::sync::Mutex::new(0)),
         })
     }
 
@@ -64,8 +81,11 @@ fn load(path: &Path) -> Result<OffsetTable> {
             path.display()
         ))
     };
+    // Writes are atomic, so an empty file was cut short by something else
+    // (a full disk, a copy); reading it as "no offsets" would silently
+    // replay every source from its start.
     if text.trim().is_empty() {
-        return Ok(OffsetTable::default());
+        return Err(corrupt("the file is empty".into()));
     }
     let doc: Json = serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
     let entries = doc
@@ -124,6 +144,23 @@ fn write_atomically(path: &Path, contents: &str) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Write `contents` (the table as of `generation`) once no other write is
+/// running, unless the file already holds a later generation.
+fn write_in_turn(
+    file: &std::sync::Mutex<u64>,
+    generation: u64,
+    path: &Path,
+    contents: &str,
+) -> std::io::Result<()> {
+    let mut written = file.lock().unwrap_or_else(|p| p.into_inner());
+    if *written > generation {
+        return Ok(()); // a later write is on disk already
+    }
+    write_atomically(path, contents)?;
+    *written = generation;
+    Ok(())
+}
+
 #[async_trait]
 impl OffsetStore for FileOffsetStore {
     fn get(&self, connector: &str, partition: &SourceMap) -> Option<SourceMap> {
@@ -146,7 +183,9 @@ impl OffsetStore for FileOffsetStore {
         next.apply(connector, entries);
         let contents = render(&next);
         let path = self.path.clone();
-        tokio::task::spawn_blocking(move || write_atomically(&path, &contents))
+        let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
+        let file = Arc::clone(&self.file);
+        tokio::task::spawn_blocking(move || write_in_turn(&file, generation, &path, &contents))
             .await
             .map_err(|e| ConnectError::other(format!("offset writer task failed: {e}")))?
             .map_err(|e| {
@@ -230,6 +269,58 @@ mod tests {
         fs::write(path.with_extension("offsets.tmp"), "{\"offs").unwrap();
         let reopened = FileOffsetStore::open(&path).unwrap();
         assert_eq!(reopened.get("c", &part), Some(map("position", 1.into())));
+    }
+
+    #[test]
+    fn an_empty_file_is_an_error_not_a_reset() {
+        let path = temp_path("empty");
+        fs::write(&path, "").unwrap();
+        let e = FileOffsetStore::open(&path).unwrap_err().to_string();
+        assert!(e.contains("connect.offsets") && e.contains("empty"), "{e}");
+        fs::write(&path, "  \n").unwrap();
+        assert!(FileOffsetStore::open(&path).is_err());
+    }
+
+    /// An abandoned write that reaches the disk after a later one leaves the
+    /// later one in place.
+    #[test]
+    fn a_late_older_write_does_not_replace_a_newer_one() {
+        let path = temp_path("late");
+        let file = std::sync::Mutex::new(0);
+        write_in_turn(&file, 2, &path, "{\"offsets\":[]}\n").unwrap();
+        write_in_turn(&file, 1, &path, "older").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{\"offsets\":[]}\n");
+    }
+
+    /// Writes abandoned by their caller (a flush timeout) go on in the
+    /// background; they must neither tear the file nor overwrite a later
+    /// write with older offsets.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn abandoned_writes_never_win_over_a_later_one() {
+        let path = temp_path("abandoned");
+        let store = FileOffsetStore::open(&path).unwrap();
+        // Many partitions, so each write takes a while.
+        let entries = |n: i64| -> Vec<OffsetEntry> {
+            (0..2000)
+                .map(|p| (map("p", p.into()), Some(map("position", n.into()))))
+                .collect()
+        };
+        for n in 0..30 {
+            let abandoned = store.write("src", entries(n));
+            let _ = tokio::time::timeout(std::time::Duration::from_micros(1), abandoned).await;
+        }
+        store.write("src", entries(1000)).await.unwrap();
+        // Let whatever is still running finish; nothing is asserted until
+        // the file is read back, which must show the last write.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let reopened = FileOffsetStore::open(&path).unwrap();
+        for p in [0, 999, 1999] {
+            assert_eq!(
+                reopened.get("src", &map("p", p.into())),
+                Some(map("position", 1000.into())),
+                "partition {p}"
+            );
+        }
     }
 
     #[test]
