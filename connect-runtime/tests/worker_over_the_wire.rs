@@ -533,3 +533,49 @@ over_the_wire!(
     offsets_topic_store,
     two_sink_tasks_through_a_rebalance,
 );
+
+/// The sink creates its dead letter queue topic (one partition, the
+/// configured replication factor) when the task starts, as Kafka's does:
+/// here the producer may not auto-create it. Real broker only: the mock
+/// cluster cannot create topics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sink_creates_its_dlq_topic_on_real_kafka() {
+    let Some(wire) = Wire::real("worker_over_the_wire::sink_creates_its_dlq_topic_on_real_kafka")
+    else {
+        return;
+    };
+    let out = wire.topic("out", 1).await;
+    let dlq = wire.name("dlq");
+    produce_strings(&wire, &out, ["ok".to_string()]).await;
+    let producer = wire
+        .cluster
+        .producer(&ConfigMap::new(), Arc::new(NullSink))
+        .expect("producer");
+    producer
+        .send(&OutRecord::new(&out, Some(b"{broken")), 9)
+        .unwrap();
+    producer.flush(Duration::from_secs(10)).await.unwrap();
+    let collected = Collector::default();
+    let w = worker_with(
+        wire.cluster.clone(),
+        Arc::new(MemoryOffsetStore::new()),
+        &collected,
+        &[("producer.allow.auto.create.topics", "false")],
+    );
+    let mut config = sink_config(&out);
+    config.extend(props(&[
+        ("errors.tolerance", "all"),
+        ("errors.deadletterqueue.topic.name", &dlq),
+        ("errors.deadletterqueue.topic.replication.factor", "1"),
+    ]));
+    let sink = wire.name("sink");
+    w.create_connector(&sink, config, TargetState::Started)
+        .await
+        .unwrap();
+    let dead = read(&wire.cluster, &dlq, 1).await;
+    assert_eq!(dead[0].value.as_deref(), Some(&b"{broken"[..]));
+    eventually("the good record", || collected.0.lock().unwrap().len() == 1).await;
+    let status = w.task_status(&sink, 0).await.unwrap();
+    assert_eq!(status.state.state, "RUNNING", "{:?}", status.state.trace);
+    w.shutdown().await;
+}

@@ -136,6 +136,54 @@ pub fn append_context_headers(
     put(headers::EXCEPTION_STACKTRACE, error_chain(&failure.error));
 }
 
+/// Create the dead letter queue `topic` (one partition, `replication_factor`
+/// replicas) unless it exists, as Kafka's sink DLQ reporter does at task
+/// start. A cluster that cannot create topics (librdkafka's mock) relies on
+/// auto-creation; any other failure is an error naming the topic and the
+/// replication factor, since records sent to a DLQ that cannot exist would
+/// fail the task later, mid-stream.
+pub async fn create_dlq_topic(
+    admin: &dyn crate::kafka::Admin,
+    topic: &str,
+    replication_factor: i16,
+) -> connect_api::Result<()> {
+    use crate::kafka::{CreateTopicOutcome, NewTopic};
+    // Look first, as Kafka does: a cluster without CreateTopics support
+    // (the mock) answers a create only after its timeout. Listing asks for
+    // no auto-creation, unlike a metadata request for the one topic.
+    let timeout = std::time::Duration::from_secs(30);
+    if admin
+        .list_topics(timeout)
+        .await
+        .is_ok_and(|topics| topics.iter().any(|t| t == topic))
+    {
+        return Ok(());
+    }
+    let mut spec = NewTopic::new(topic, 1);
+    spec.replication_factor = replication_factor;
+    match admin.create_topic(&spec, timeout).await {
+        Ok(CreateTopicOutcome::Created) => {
+            tracing::info!(
+                topic,
+                replication_factor,
+                "created the dead letter queue topic"
+            );
+            Ok(())
+        }
+        Ok(CreateTopicOutcome::AlreadyExists) => Ok(()),
+        Ok(CreateTopicOutcome::Unsupported { reason }) => {
+            tracing::info!(topic, %reason,
+                "the cluster cannot create topics; relying on auto-creation for the dead letter queue");
+            Ok(())
+        }
+        Err(e) => Err(ConnectError::from(e).context(format_args!(
+            "could not create the dead letter queue topic '{topic}' with \
+             errors.deadletterqueue.topic.replication.factor={replication_factor}; \
+             create it, or lower the replication factor to at most the number of brokers"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -234,22 +234,27 @@ impl Reporter {
         }
     }
 
-    /// Retry a refused send every millisecond for up to a second: acks of
-    /// earlier sends make room. Past that the send fails, which fails the
-    /// task before its next commit (nothing is lost).
+    /// Retry a send refused by a full queue until there is room: acks of
+    /// earlier sends make it. As long as it waits, the task's next commit
+    /// waits too (nothing past the record is committed); Kafka's DLQ
+    /// producer likewise blocks on a full buffer. The wait starts at 1 ms
+    /// and grows to 100 ms between tries.
     async fn send_when_room(&self, letter: Letter, token: u64) {
-        for _ in 0..1000 {
-            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        let mut pause = std::time::Duration::from_millis(1);
+        let started = tokio::time::Instant::now();
+        let mut warned = false;
+        loop {
+            tokio::time::sleep(pause).await;
             if self.try_send(&letter, token) == Sent::Done {
                 return;
             }
+            pause = (pause * 2).min(std::time::Duration::from_millis(100));
+            if !warned && started.elapsed() >= std::time::Duration::from_secs(1) {
+                warned = true;
+                tracing::warn!(task = %self.id, topic = %self.errors.dlq_topic,
+                    "the dead letter queue producer's queue has been full for 1 s; waiting for room");
+            }
         }
-        self.acks.delivered(
-            token,
-            Err(KafkaError::retriable(
-                "the DLQ producer queue stayed full for 1 s",
-            )),
-        );
     }
 
     fn log(&self, failure: &Failure, describe: impl FnOnce() -> String) {
@@ -384,9 +389,21 @@ mod tests {
     /// would never see room and fail every send after the first.
     #[tokio::test(flavor = "current_thread")]
     async fn a_full_dlq_queue_is_waited_out_without_blocking_the_thread() {
+        full_dlq_queue_waited_out(Duration::from_millis(5)).await;
+    }
+
+    /// A queue that stays full for longer than a second (a slow broker) is
+    /// waited out too: the task used to fail after 1 s.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dlq_queue_full_for_over_a_second_is_waited_out() {
+        full_dlq_queue_waited_out(Duration::from_millis(1300)).await;
+    }
+
+    /// Three DLQ sends through a queue of one with `ack_delay` per ack.
+    async fn full_dlq_queue_waited_out(ack_delay: Duration) {
         let kafka = MemoryKafka::new();
         kafka.create_topic(&NewTopic::new("dlq", 1)).unwrap();
-        kafka.set_ack_delay(Duration::from_millis(5));
+        kafka.set_ack_delay(ack_delay);
         let acks = Arc::new(DlqAcks::default());
         let config: ConfigMap = [("queue.buffering.max.messages", "1")]
             .into_iter()

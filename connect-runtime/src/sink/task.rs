@@ -29,8 +29,8 @@ use super::reporter::{reporter_enabled, DlqAcks, Reporter, TaskReporter};
 use crate::converters::TaskConverters;
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage, Transformed};
 use crate::kafka::{
-    ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, KafkaCluster, Subscription,
-    TimestampType,
+    Admin, ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, KafkaCluster,
+    Subscription, TimestampType,
 };
 use crate::status::{State, StatusListener, TargetState, TaskId};
 
@@ -141,6 +141,8 @@ pub struct WorkerSinkTask {
     assigned: BTreeSet<TopicPartition>,
     /// Partitions paused by the task (kept paused across a runtime pause).
     task_paused: BTreeSet<TopicPartition>,
+    /// Creates the DLQ topic at start; `None` without a DLQ.
+    dlq_admin: Option<Box<dyn Admin>>,
     /// When `put` was last called (an idle task gets empty puts).
     last_put: Instant,
     dlq_waits:
@@ -168,10 +170,13 @@ impl WorkerSinkTask {
         let mut consumer = cluster.consumer(&consumer_config)?;
         consumer.subscribe(&settings.subscription)?;
         let acks = Arc::new(DlqAcks::default());
-        let dlq_producer = if settings.errors.dlq_topic.is_empty() {
-            None
+        let (dlq_producer, dlq_admin) = if settings.errors.dlq_topic.is_empty() {
+            (None, None)
         } else {
-            Some(cluster.producer(&settings.producer, acks.clone())?)
+            (
+                Some(cluster.producer(&settings.producer, acks.clone())?),
+                Some(cluster.admin(&settings.producer)?),
+            )
         };
         let SinkPlugins {
             task,
@@ -218,6 +223,7 @@ impl WorkerSinkTask {
             task_paused: BTreeSet::new(),
             last_put: Instant::now(),
             dlq_waits: Vec::new(),
+            dlq_admin,
             batch: Vec::new(),
         })
     }
@@ -250,6 +256,15 @@ impl WorkerSinkTask {
     async fn run_inner(&mut self) -> Result<()> {
         let ctx: Arc<dyn SinkTaskContext> = self.context.clone();
         let config = self.task_config.clone();
+        if let Some(admin) = self.dlq_admin.take() {
+            let errors = &self.settings.errors;
+            crate::errors::dlq::create_dlq_topic(
+                &*admin,
+                &errors.dlq_topic,
+                errors.dlq_replication_factor,
+            )
+            .await?;
+        }
         self.task.start(&config, ctx).await?;
         let id = self.settings.id.clone();
         let mut flush = tokio::time::interval_at(
