@@ -1386,3 +1386,114 @@ async fn a_partition_the_task_paused_stays_paused_across_a_rebalance() {
     );
     w.shutdown().await;
 }
+
+/// Tasks stop together: three whose stop takes 1 s each are done in about
+/// 1 s, not 3 (each used to wait for the one before it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_stop_together_not_one_after_another() {
+    let s = setup();
+    let w = worker(&s);
+    w.create_connector(
+        "sink",
+        props(&[
+            ("connector.class", "CollectingSink"),
+            ("topics", "out"),
+            ("tasks.max", "3"),
+            ("task.count", "3"),
+            ("stop.delay.ms", "1000"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("three tasks running", || {
+        futures::executor::block_on(w.connector_status("sink")).is_ok_and(|st| {
+            st.tasks.len() == 3 && st.tasks.iter().all(|t| t.state.state == "RUNNING")
+        })
+    })
+    .await;
+    let started = std::time::Instant::now();
+    w.shutdown().await;
+    let took = started.elapsed();
+    assert_eq!(
+        s.collected.events().iter().filter(|e| *e == "stop").count(),
+        3
+    );
+    assert!(took < Duration::from_millis(2500), "stopping took {took:?}");
+}
+
+/// As Kafka: restarting only the connector leaves its tasks running when
+/// their configs do not change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarting_only_the_connector_keeps_its_tasks() {
+    let s = setup();
+    let w = worker(&s);
+    w.create_connector(
+        "sink",
+        props(&[("connector.class", "CollectingSink"), ("topics", "out")]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("the task running", || {
+        s.collected.events().iter().any(|e| e.starts_with("open"))
+    })
+    .await;
+    let status = w.restart_connector("sink", false, false).await.unwrap();
+    assert_eq!(status.connector.state, "RUNNING");
+    assert_eq!(status.tasks.len(), 1);
+    assert!(
+        !s.collected.events().iter().any(|e| e == "stop"),
+        "the task was restarted: {:?}",
+        s.collected.events()
+    );
+    // With its tasks, the task restarts.
+    w.restart_connector("sink", true, false).await.unwrap();
+    eventually("the task stopped and started again", || {
+        s.collected
+            .events()
+            .iter()
+            .filter(|e| e.starts_with("open"))
+            .count()
+            == 2
+    })
+    .await;
+    w.shutdown().await;
+}
+
+/// A task that cannot start (its config refers to an unset environment
+/// variable) is listed FAILED in the connector's status, not left out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_fails_to_start_is_in_the_status() {
+    let s = setup();
+    let w = worker_with(
+        Arc::new(s.kafka.clone()),
+        s.store.clone(),
+        &s.collected,
+        &[("config.providers", "env")],
+    );
+    w.create_connector(
+        "sink",
+        props(&[
+            ("connector.class", "CollectingSink"),
+            ("topics", "out"),
+            ("task.unresolvable", "true"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    let status = w.connector_status("sink").await.unwrap();
+    assert_eq!(status.connector.state, "RUNNING");
+    assert_eq!(status.tasks.len(), 1, "{status:?}");
+    assert_eq!(status.tasks[0].state.state, "FAILED");
+    assert!(
+        status.tasks[0]
+            .state
+            .trace
+            .as_deref()
+            .is_some_and(|t| t.contains("CONNECT_TEST_VARIABLE_THAT_IS_NOT_SET")),
+        "{status:?}"
+    );
+    w.shutdown().await;
+}

@@ -262,6 +262,22 @@ impl SubmittedRecords {
         }
     }
 
+    /// Forget every offset of `partition` submitted so far: none of them is
+    /// committed, even once acknowledged (the task found its stored offset
+    /// invalid and starts the partition over). Their submissions stay for
+    /// their acks, filed under the empty partition, whose offsets are
+    /// never written.
+    pub fn forget(&mut self, partition: &SourceMap) {
+        self.ready.retain(|(p, _)| **p != *partition);
+        self.last_ready = 0;
+        let nowhere = Arc::new(SourceMap::new());
+        for sub in self.ring.iter_mut().flatten() {
+            if *sub.partition == *partition {
+                sub.partition = Arc::clone(&nowhere);
+            }
+        }
+    }
+
     /// Take the committable offsets: per source partition, the offset of the
     /// last done submission before its first in-flight one. Those
     /// submissions are released.
@@ -333,6 +349,33 @@ mod tests {
         let mut m = SourceMap::new();
         m.insert("n".into(), n.into());
         m
+    }
+
+    #[test]
+    fn forgotten_partitions_commit_nothing_submitted_before() {
+        let mut t = SubmittedRecords::new();
+        let (a, b) = (part("a"), part("b"));
+        let a0 = t.submit(a.clone(), off(0));
+        t.submit_done(b.clone(), off(5));
+        t.submit_done(a.clone(), off(1));
+        t.complete(a0);
+        t.release_done();
+        let a2 = t.submit(a.clone(), off(2));
+        t.forget(&a);
+        t.complete(a2);
+        t.set_offset(a2, off(2));
+        let offsets = t.committable().offsets;
+        assert!(
+            offsets.iter().all(|(p, _)| *p != *a),
+            "a forgotten offset came back: {offsets:?}"
+        );
+        assert!(offsets.contains(&(SourceMap::clone(&b), off(5))));
+        // What is submitted after the reset counts again.
+        t.submit_done(a.clone(), off(0));
+        assert!(t
+            .committable()
+            .offsets
+            .contains(&(SourceMap::clone(&a), off(0))));
     }
 
     #[test]

@@ -338,6 +338,9 @@ impl WorkerSourceTask {
                     "stored offset is no longer valid; removing it (offsets.invalid.policy=reset) \
                      and restarting the task from its default position"
                 );
+                // Offsets of the partition still in the tracker would put
+                // the invalid position back at the next flush.
+                self.tracker.forget(&partition);
                 self.store
                     .write(&id.connector, vec![(partition, None)])
                     .await?;

@@ -549,8 +549,7 @@ impl Worker {
         let connector_failed = self.inner.status.connector(name).0 == State::Failed;
         if !include_tasks {
             if !only_failed || connector_failed {
-                self.stop_connector(name, entry).await;
-                self.start_connector(name, entry).await;
+                self.restart_instance(name, entry).await;
             }
             return Ok(self.status_of(name, entry));
         }
@@ -601,9 +600,11 @@ impl Worker {
     /// `task.shutdown.graceful.timeout.ms`.
     pub async fn shutdown(&self) {
         let mut map = self.inner.connectors.lock().await;
-        for (name, entry) in map.iter_mut() {
-            self.stop_connector(name, entry).await;
-        }
+        // All connectors at once: each task has the same graceful timeout.
+        let stops = map
+            .iter_mut()
+            .map(|(name, entry)| self.stop_connector(name, entry));
+        futures::future::join_all(stops).await;
         map.clear();
     }
 
@@ -702,10 +703,10 @@ impl Worker {
                 worker_id: self.worker_id().to_string(),
                 trace,
             },
-            tasks: entry
-                .tasks
-                .keys()
-                .map(|&t| {
+            // Every task the connector has, also those that failed to
+            // start (they have no running handle).
+            tasks: (0..entry.task_configs.len() as u32)
+                .map(|t| {
                     let (state, trace) = self.inner.status.task(&task_id(name, t));
                     TaskStateInfo {
                         id: t,
@@ -723,12 +724,47 @@ impl Worker {
 
     /// Start the connector instance (unless STOPPED) and its tasks.
     async fn start_connector(&self, name: &str, entry: &mut Entry) {
-        let status = &self.inner.status;
         if entry.target == TargetState::Stopped {
-            status.set_connector(name, State::Stopped, None);
+            self.inner.status.set_connector(name, State::Stopped, None);
             entry.task_configs.clear();
             return;
         }
+        match self.start_instance(name, entry).await {
+            Some(configs) => {
+                entry.task_configs = configs;
+                self.start_tasks(name, entry);
+            }
+            None => entry.task_configs.clear(),
+        }
+    }
+
+    /// Restart only the connector instance, as Kafka's connector restart
+    /// does: its tasks keep running unless the restarted instance hands out
+    /// different task configs.
+    async fn restart_instance(&self, name: &str, entry: &mut Entry) {
+        if let Some(mut instance) = entry.instance.take() {
+            if let Err(e) = instance.as_connector().stop().await {
+                tracing::warn!(connector = %name, error = %e, "connector stop failed");
+            }
+        }
+        if entry.target == TargetState::Stopped {
+            return;
+        }
+        let Some(configs) = self.start_instance(name, entry).await else {
+            return; // FAILED; the tasks keep what they run
+        };
+        if configs != entry.task_configs {
+            let tasks = std::mem::take(&mut entry.tasks);
+            self.stop_tasks(name, tasks).await;
+            entry.task_configs = configs;
+            self.start_tasks(name, entry);
+        }
+    }
+
+    /// Create and start the connector instance and ask it for task configs;
+    /// sets the connector's status. `None` when it failed.
+    async fn start_instance(&self, name: &str, entry: &mut Entry) -> Option<Vec<ConfigMap>> {
+        let status = &self.inner.status;
         let started = async {
             let plugin = self.inner.plugins.connector(&entry.config["connector.class"])?;
             let mut instance = plugin.create();
@@ -753,19 +789,18 @@ impl Worker {
         match started {
             Ok((instance, configs)) => {
                 entry.instance = Some(instance);
-                entry.task_configs = configs;
                 let state = if entry.target == TargetState::Paused {
                     State::Paused
                 } else {
                     State::Running
                 };
                 status.set_connector(name, state, None);
-                self.start_tasks(name, entry);
+                Some(configs)
             }
             Err(e) => {
                 tracing::error!(connector = %name, error = %e, "connector failed to start");
                 status.set_connector(name, State::Failed, Some(e.to_string()));
-                entry.task_configs.clear();
+                None
             }
         }
     }
@@ -923,23 +958,33 @@ impl Worker {
     }
 
     async fn stop_task(&self, name: &str, t: u32, running: RunningTask) {
-        let _ = running.control.send(TargetState::Stopped);
+        self.stop_tasks(name, [(t, running)]).await;
+    }
+
+    /// Tell every task to stop, then wait for them together: they flush
+    /// and commit at the same time, within one
+    /// `task.shutdown.graceful.timeout.ms`, rather than one after another.
+    async fn stop_tasks(&self, name: &str, tasks: impl IntoIterator<Item = (u32, RunningTask)>) {
+        let tasks: Vec<(u32, RunningTask)> = tasks.into_iter().collect();
+        for (_, running) in &tasks {
+            let _ = running.control.send(TargetState::Stopped);
+        }
         let timeout = self.inner.config.shutdown_timeout();
-        let mut handle = running.handle;
-        match tokio::time::timeout(timeout, &mut handle).await {
-            Ok(_) => {}
-            Err(_) => {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let waits = tasks.into_iter().map(|(t, running)| async move {
+            let mut handle = running.handle;
+            if tokio::time::timeout_at(deadline, &mut handle).await.is_err() {
                 tracing::error!(connector = %name, task = t,
                     "task did not stop within task.shutdown.graceful.timeout.ms ({timeout:?}); aborting it");
                 handle.abort();
             }
-        }
+        });
+        futures::future::join_all(waits).await;
     }
 
     async fn stop_connector(&self, name: &str, entry: &mut Entry) {
-        for (t, running) in std::mem::take(&mut entry.tasks) {
-            self.stop_task(name, t, running).await;
-        }
+        let tasks = std::mem::take(&mut entry.tasks);
+        self.stop_tasks(name, tasks).await;
         if let Some(mut instance) = entry.instance.take() {
             if let Err(e) = instance.as_connector().stop().await {
                 tracing::warn!(connector = %name, error = %e, "connector stop failed");

@@ -255,7 +255,10 @@ impl Collector {
 /// `report.in.pre_commit=true` they report the last record they were given
 /// to the errant record reporter from `pre_commit` (a write that failed
 /// when flushed); with `pause.on.first.open=true` they pause the partitions
-/// of their first `open` (`SinkTaskContext::pause`) and no later ones.
+/// of their first `open` (`SinkTaskContext::pause`) and no later ones;
+/// `stop.delay.ms=N` makes `stop` take N ms; `task.count=N` runs N tasks;
+/// `task.unresolvable=true` gives them a `${env:...}` reference to an unset
+/// variable, so they cannot start where the worker enables `env`.
 pub(crate) struct CollectingSink(Collector, ConfigMap);
 pub(crate) struct CollectingTask {
     out: Collector,
@@ -265,6 +268,7 @@ pub(crate) struct CollectingTask {
     report_in_pre_commit: bool,
     last: Option<SinkRecord>,
     pause_on_first_open: bool,
+    stop_delay: Duration,
 }
 
 #[async_trait]
@@ -276,6 +280,12 @@ impl SinkTask for CollectingTask {
             .unwrap_or(0);
         self.fail_first_puts = AtomicUsize::new(n);
         self.seek_on_open = config.get("seek.on.open").and_then(|n| n.parse().ok());
+        self.stop_delay = Duration::from_millis(
+            config
+                .get("stop.delay.ms")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0),
+        );
         self.pause_on_first_open = config
             .get("pause.on.first.open")
             .is_some_and(|v| v == "true");
@@ -336,6 +346,7 @@ impl SinkTask for CollectingTask {
         Ok(())
     }
     async fn stop(&mut self) -> Result<()> {
+        tokio::time::sleep(self.stop_delay).await;
         self.out.event("stop".into());
         Ok(())
     }
@@ -354,7 +365,21 @@ impl Connector for CollectingSink {
         Ok(())
     }
     async fn task_configs(&mut self, _max: usize) -> Result<Vec<ConfigMap>> {
-        Ok(vec![self.1.clone()])
+        let n = self
+            .1
+            .get("task.count")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        let mut config = self.1.clone();
+        if config.get("task.unresolvable").is_some_and(|v| v == "true") {
+            // Only the tasks refer to an unset variable: the connector
+            // starts, its task cannot.
+            config.insert(
+                "x".into(),
+                format!("${{{}}}", "env:CONNECT_TEST_VARIABLE_THAT_IS_NOT_SET"),
+            );
+        }
+        Ok(vec![config; n])
     }
     async fn stop(&mut self) -> Result<()> {
         Ok(())
@@ -371,6 +396,7 @@ impl SinkConnector for CollectingSink {
             report_in_pre_commit: false,
             last: None,
             pause_on_first_open: false,
+            stop_delay: Duration::ZERO,
         })
     }
 }
