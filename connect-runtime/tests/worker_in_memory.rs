@@ -1497,3 +1497,50 @@ async fn a_task_that_fails_to_start_is_in_the_status() {
     );
     w.shutdown().await;
 }
+
+/// A failed flush rewinds to the last offsets the group committed, which
+/// the periodic commits keep moving: not to where the task started (the
+/// periodic commits were asynchronous and never counted as committed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_flush_rewinds_only_to_the_last_periodic_commit() {
+    let s = setup();
+    produce_strings(&s.kafka, "out", 10).await;
+    let w = worker(&s);
+    w.create_connector(
+        "sink",
+        props(&[
+            ("connector.class", "CollectingSink"),
+            ("topics", "out"),
+            ("fail.pre_commit.at", "15"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("the first 10 committed", || {
+        s.kafka.committed_offsets("connect-sink").values().next() == Some(&10)
+    })
+    .await;
+    // Five more; the flush after them fails and rewinds.
+    let producer = s
+        .kafka
+        .producer(&ConfigMap::new(), Arc::new(NullSink))
+        .unwrap();
+    for n in 10..15u64 {
+        let value =
+            format!(r#"{{"schema":{{"type":"string","optional":false}},"payload":"r{n}"}}"#);
+        producer
+            .send(&OutRecord::new("out", Some(value.as_bytes())), n)
+            .unwrap();
+    }
+    producer.flush(Duration::from_secs(5)).await.unwrap();
+    eventually("the last five redelivered and committed", || {
+        s.kafka.committed_offsets("connect-sink").values().next() == Some(&15)
+            && s.collected.0.lock().unwrap().len() >= 20
+    })
+    .await;
+    let got = s.collected.0.lock().unwrap().clone();
+    let want: Vec<String> = (0..15).chain(10..15).map(|n| format!("r{n}")).collect();
+    assert_eq!(got, want, "only what followed the last commit comes again");
+    w.shutdown().await;
+}

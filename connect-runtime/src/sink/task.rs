@@ -291,7 +291,7 @@ impl WorkerSinkTask {
             }
             if target == TargetState::Stopped {
                 let all: Vec<_> = self.assigned.iter().cloned().collect();
-                return self.commit(&all, CommitMode::Sync).await;
+                return self.commit(&all).await;
             }
             self.apply_requests(target)?;
             // As Kafka: a poll that brings no records still calls put, with
@@ -302,19 +302,19 @@ impl WorkerSinkTask {
                 self.put(&[]).await?;
             }
             if self.context.with(|r| mem::take(&mut r.commit)) == Some(true) {
-                self.commit_all(CommitMode::Async).await?;
+                self.commit_all().await?;
             }
             let event = tokio::select! {
                 biased;
                 changed = self.control.changed() => {
                     if changed.is_err() {
                         let all: Vec<_> = self.assigned.iter().cloned().collect();
-                        return self.commit(&all, CommitMode::Sync).await;
+                        return self.commit(&all).await;
                     }
                     continue;
                 }
                 _ = flush.tick() => {
-                    self.commit_all(CommitMode::Async).await?;
+                    self.commit_all().await?;
                     continue;
                 }
                 event = self.consumer.poll(self.settings.poll_timeout) => event,
@@ -348,7 +348,7 @@ impl WorkerSinkTask {
                     for tp in &tps {
                         self.assigned.remove(tp);
                     }
-                    self.commit(&tps, CommitMode::Sync).await?;
+                    self.commit(&tps).await?;
                     self.task.close(&tps).await?;
                     for tp in &tps {
                         self.consumed.remove(tp);
@@ -579,13 +579,21 @@ impl WorkerSinkTask {
         self.dlq_waits.push(self.reporter.dead_letter(raw, failure));
     }
 
-    async fn commit_all(&mut self, mode: CommitMode) -> Result<()> {
+    /// The periodic (and task-requested) commit of every assigned
+    /// partition. Synchronous, unlike Kafka's: a commit counts as the
+    /// position a failed flush rewinds to only once the group has it, and
+    /// waiting for it (off this thread, one round trip per flush interval)
+    /// is simpler than tracking asynchronous completions, which the port
+    /// does not report.
+    async fn commit_all(&mut self) -> Result<()> {
         let all: Vec<_> = self.assigned.iter().cloned().collect();
-        self.commit(&all, mode).await
+        self.commit(&all).await
     }
 
     /// Await DLQ sends, `pre_commit`, commit the clamped result for `partitions`.
-    async fn commit(&mut self, partitions: &[TopicPartition], mode: CommitMode) -> Result<()> {
+    /// Every commit is synchronous: its offsets become the position a
+    /// failed flush rewinds to.
+    async fn commit(&mut self, partitions: &[TopicPartition]) -> Result<()> {
         for rx in self.dlq_waits.drain(..) {
             match rx.await {
                 Ok(Ok(())) => {}
@@ -634,14 +642,9 @@ impl WorkerSinkTask {
             tracing::warn!(task = %self.settings.id, ?ignored,
                 "pre_commit returned offsets for unassigned partitions or past the consumed position; those were ignored or clamped");
         }
-        match safe.commit(&mut *self.consumer, mode).await {
+        match safe.commit(&mut *self.consumer, CommitMode::Sync).await {
             Ok(done) => {
-                // An asynchronous commit may still fail after returning, so
-                // only a synchronous one counts as committed; the next flush
-                // commits the same offsets again if needed.
-                if mode == CommitMode::Sync {
-                    self.committed.extend(done);
-                }
+                self.committed.extend(done);
                 Ok(())
             }
             Err(e) if e.is_retriable() => {

@@ -257,6 +257,8 @@ impl Collector {
 /// when flushed); with `pause.on.first.open=true` they pause the partitions
 /// of their first `open` (`SinkTaskContext::pause`) and no later ones;
 /// `stop.delay.ms=N` makes `stop` take N ms; `task.count=N` runs N tasks;
+/// `fail.pre_commit.at=N` fails the first `pre_commit` once N records
+/// were collected;
 /// `task.unresolvable=true` gives them a `${env:...}` reference to an unset
 /// variable, so they cannot start where the worker enables `env`.
 pub(crate) struct CollectingSink(Collector, ConfigMap);
@@ -269,6 +271,7 @@ pub(crate) struct CollectingTask {
     last: Option<SinkRecord>,
     pause_on_first_open: bool,
     stop_delay: Duration,
+    fail_pre_commit_at: Option<usize>,
 }
 
 #[async_trait]
@@ -286,6 +289,9 @@ impl SinkTask for CollectingTask {
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(0),
         );
+        self.fail_pre_commit_at = config
+            .get("fail.pre_commit.at")
+            .and_then(|n| n.parse().ok());
         self.pause_on_first_open = config
             .get("pause.on.first.open")
             .is_some_and(|v| v == "true");
@@ -333,6 +339,13 @@ impl SinkTask for CollectingTask {
         offsets: connect_api::sink::TopicPartitionOffsets,
     ) -> Result<connect_api::sink::TopicPartitionOffsets> {
         self.out.1.fetch_add(1, Ordering::SeqCst);
+        if self
+            .fail_pre_commit_at
+            .is_some_and(|n| self.out.0.lock().unwrap().len() >= n)
+        {
+            self.fail_pre_commit_at = None;
+            return Err(connect_api::ConnectError::other("the flush failed"));
+        }
         if let (Some(record), Some(ctx)) = (self.last.take(), &self.context) {
             if let Some(reporter) = ctx.errant_record_reporter() {
                 let failure = connect_api::ConnectError::other("the flush of this record failed");
@@ -397,6 +410,7 @@ impl SinkConnector for CollectingSink {
             last: None,
             pause_on_first_open: false,
             stop_delay: Duration::ZERO,
+            fail_pre_commit_at: None,
         })
     }
 }
