@@ -179,6 +179,7 @@ type KeepAlive = Option<Box<dyn std::any::Any + Send>>;
 /// Topics the connector files name (`topic`, `topics`), pre-created in the
 /// embedded Kafka with one partition (Kafka's broker default), so a
 /// keyless demo keeps its line order.
+#[cfg_attr(not(feature = "rdkafka"), allow(dead_code))]
 fn demo_topics(connectors: &[(String, ConfigMap)]) -> Vec<String> {
     let mut topics = Vec::new();
     for (_, c) in connectors {
