@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 seconds=${1:-30}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(json_converter header_converters avro_registry_framing properties rest_bodies)
+[ ${#targets[@]} -gt 0 ] || targets=(json_converter header_converters avro_registry_framing properties rest_bodies smt_lines)
 cargo +nightly fuzz build
 mkdir -p logs
 for t in "${targets[@]}"; do

@@ -44,7 +44,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let tool = match std::fs::read_to_string(&path)
+    let mut tool = match std::fs::read_to_string(&path)
         .map_err(|e| format!("cannot read config file {path}: {e}"))
         .and_then(|text| Tool::new(&parse_properties(&text)))
     {
@@ -86,7 +86,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<String>, 
         .ok_or_else(|| "--config is required".to_string())
 }
 
-struct Tool {
+pub(crate) struct Tool {
     chain: TransformChain<SinkRecord>,
     tolerate_all: bool,
     key: JsonConverter,
@@ -98,7 +98,7 @@ struct Tool {
 type LineError = String;
 
 impl Tool {
-    fn new(props: &ConfigMap) -> Result<Tool, String> {
+    pub(crate) fn new(props: &ConfigMap) -> Result<Tool, String> {
         let tolerate_all = match props.get("errors.tolerance").map(|s| s.trim()) {
             None | Some("none") => false,
             Some("all") => true,
@@ -126,8 +126,8 @@ impl Tool {
         })
     }
 
-    fn run(
-        mut self,
+    pub(crate) fn run(
+        &mut self,
         mut input: impl BufRead,
         out: &mut impl Write,
         err: &mut impl Write,
