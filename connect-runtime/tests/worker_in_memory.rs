@@ -1190,18 +1190,7 @@ async fn offsets_that_failed_to_store_are_written_at_the_next_flush() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_errant_record_reported_in_pre_commit_fails_before_the_commit() {
     let s = setup();
-    let producer = s
-        .kafka
-        .producer(&ConfigMap::new(), Arc::new(NullSink))
-        .unwrap();
-    for n in 0..3u64 {
-        let value =
-            format!(r#"{{"schema":{{"type":"string","optional":false}},"payload":"r{n}"}}"#);
-        producer
-            .send(&OutRecord::new("out", Some(value.as_bytes())), n)
-            .unwrap();
-    }
-    producer.flush(Duration::from_secs(5)).await.unwrap();
+    produce_strings(&s.kafka, "out", 0..3).await;
     let w = worker(&s);
     w.create_connector(
         "sink",
@@ -1230,16 +1219,21 @@ async fn an_errant_record_reported_in_pre_commit_fails_before_the_commit() {
     w.shutdown().await;
 }
 
-/// Produce `n` JSON string records "r0".. to `topic` of the in-memory Kafka.
-async fn produce_strings(kafka: &connect_runtime::kafka::memory::MemoryKafka, topic: &str, n: u64) {
+/// Produce JSON string records "r{n}" for each `n` in `range` to `topic`
+/// of the in-memory Kafka.
+async fn produce_strings(
+    kafka: &connect_runtime::kafka::memory::MemoryKafka,
+    topic: &str,
+    range: std::ops::Range<u64>,
+) {
     let producer = kafka
         .producer(&ConfigMap::new(), Arc::new(NullSink))
         .unwrap();
-    for i in 0..n {
+    for n in range {
         let value =
-            format!(r#"{{"schema":{{"type":"string","optional":false}},"payload":"r{i}"}}"#);
+            format!(r#"{{"schema":{{"type":"string","optional":false}},"payload":"r{n}"}}"#);
         producer
-            .send(&OutRecord::new(topic, Some(value.as_bytes())), i)
+            .send(&OutRecord::new(topic, Some(value.as_bytes())), n)
             .unwrap();
     }
     producer.flush(Duration::from_secs(5)).await.unwrap();
@@ -1250,7 +1244,7 @@ async fn produce_strings(kafka: &connect_runtime::kafka::memory::MemoryKafka, to
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sink_task_closes_its_partitions_before_it_stops() {
     let s = setup();
-    produce_strings(&s.kafka, "out", 3).await;
+    produce_strings(&s.kafka, "out", 0..3).await;
     let w = worker(&s);
     w.create_connector(
         "sink",
@@ -1368,7 +1362,7 @@ async fn a_partition_the_task_paused_stays_paused_across_a_rebalance() {
             == 2
     })
     .await;
-    produce_strings(&s.kafka, "out", 3).await;
+    produce_strings(&s.kafka, "out", 0..3).await;
     // The loop turns (empty puts) while the records wait.
     let puts = s.collected.events().len();
     eventually("three idle polls after the records arrived", || {
@@ -1504,7 +1498,7 @@ async fn a_task_that_fails_to_start_is_in_the_status() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_flush_rewinds_only_to_the_last_periodic_commit() {
     let s = setup();
-    produce_strings(&s.kafka, "out", 10).await;
+    produce_strings(&s.kafka, "out", 0..10).await;
     let w = worker(&s);
     w.create_connector(
         "sink",
@@ -1522,18 +1516,7 @@ async fn a_failed_flush_rewinds_only_to_the_last_periodic_commit() {
     })
     .await;
     // Five more; the flush after them fails and rewinds.
-    let producer = s
-        .kafka
-        .producer(&ConfigMap::new(), Arc::new(NullSink))
-        .unwrap();
-    for n in 10..15u64 {
-        let value =
-            format!(r#"{{"schema":{{"type":"string","optional":false}},"payload":"r{n}"}}"#);
-        producer
-            .send(&OutRecord::new("out", Some(value.as_bytes())), n)
-            .unwrap();
-    }
-    producer.flush(Duration::from_secs(5)).await.unwrap();
+    produce_strings(&s.kafka, "out", 10..15).await;
     eventually("the last five redelivered and committed", || {
         s.kafka.committed_offsets("connect-sink").values().next() == Some(&15)
             && s.collected.0.lock().unwrap().len() >= 20
