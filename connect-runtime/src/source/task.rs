@@ -558,7 +558,8 @@ impl WorkerSourceTask {
                 || self.delivered_topics.contains(topic))
     }
 
-    /// A record of `topic` was written: later ones may be let go once sent.
+    /// `topic` took a record or is known to exist: later records may be let
+    /// go once sent.
     fn topic_delivered(&mut self, topic: &Arc<str>) {
         if self.release_records && !self.releases(topic) {
             self.delivered_topics.insert(topic.clone());
@@ -797,12 +798,21 @@ impl WorkerSourceTask {
             return;
         }
         self.known_topics.insert(topic.clone());
-        let Some((partitions, rf)) = self.settings.topic_creation else {
-            return;
-        };
-        let mut spec = NewTopic::new(topic.to_string(), partitions);
-        spec.replication_factor = rf;
-        create_topic(self.admin.as_deref(), spec).await;
+        if let Some((partitions, rf)) = self.settings.topic_creation {
+            let mut spec = NewTopic::new(topic.to_string(), partitions);
+            spec.replication_factor = rf;
+            create_topic(self.admin.as_deref(), spec).await;
+        }
+        // A topic the cluster already has needs no kept copies (see
+        // `delivered_topics`): one metadata request per new topic, rather
+        // than a copy of every record sent before its first ack.
+        if self.release_records && !self.releases(topic) {
+            if let Some(admin) = &self.admin {
+                if let Ok(Some(_)) = admin.describe_topic(topic, Duration::from_secs(5)).await {
+                    self.topic_delivered(topic);
+                }
+            }
+        }
     }
 
     async fn ensure_dlq_topic(&mut self, topic: &str) {
