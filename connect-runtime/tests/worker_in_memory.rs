@@ -708,12 +708,7 @@ async fn restart_only_failed_tasks_recovers_without_loss() {
     )
     .await
     .unwrap();
-    eventually("task FAILED", || {
-        futures::executor::block_on(w.connector_status("src"))
-            .map(|st| st.tasks[0].state.state == "FAILED")
-            .unwrap_or(false)
-    })
-    .await;
+    task_failed(&w, "src").await;
     w.restart_connector("src", true, true).await.unwrap();
     eventually("every record after the restart", || {
         let values = topic_values(&s.kafka, "out");
@@ -1205,18 +1200,22 @@ async fn an_errant_record_reported_in_pre_commit_fails_before_the_commit() {
     )
     .await
     .unwrap();
-    eventually("task FAILED", || {
-        futures::executor::block_on(w.connector_status("sink"))
-            .map(|st| st.tasks[0].state.state == "FAILED")
-            .unwrap_or(false)
-    })
-    .await;
+    task_failed(&w, "sink").await;
     assert!(
         s.kafka.committed_offsets("connect-sink").is_empty(),
         "committed past a record that failed: {:?}",
         s.kafka.committed_offsets("connect-sink")
     );
     w.shutdown().await;
+}
+
+/// Wait until the first task of connector `name` is FAILED.
+async fn task_failed(w: &connect_runtime::worker::Worker, name: &str) {
+    eventually("task FAILED", || {
+        futures::executor::block_on(w.connector_status(name))
+            .is_ok_and(|st| st.tasks[0].state.state == "FAILED")
+    })
+    .await;
 }
 
 /// Produce JSON string records "r{n}" for each `n` in `range` to `topic`
@@ -1283,12 +1282,7 @@ async fn a_sink_task_closes_its_partitions_before_it_stops() {
     )
     .await
     .unwrap();
-    eventually("task FAILED", || {
-        futures::executor::block_on(w.connector_status("sink"))
-            .map(|st| st.tasks[0].state.state == "FAILED")
-            .unwrap_or(false)
-    })
-    .await;
+    task_failed(&w, "sink").await;
     eventually("stop after close", || {
         s.collected
             .events()

@@ -328,30 +328,30 @@ async fn two_sink_tasks_through_a_rebalance(wire: Wire) {
         }
     };
     let (a_got, b_got) = (Collector::default(), Collector::default());
-    let a = worker_with(
-        wire.cluster.clone(),
-        Arc::new(MemoryOffsetStore::new()),
-        &a_got,
-        &FAST_GROUP,
-    );
-    a.create_connector(&sink, sink_config(&out), TargetState::Started)
-        .await
-        .unwrap();
+    // A worker running the sink connector, so its task joins the group.
+    let start = |got: &Collector| {
+        let w = worker_with(
+            wire.cluster.clone(),
+            Arc::new(MemoryOffsetStore::new()),
+            got,
+            &FAST_GROUP,
+        );
+        let (sink, config) = (sink.clone(), sink_config(&out));
+        async move {
+            w.create_connector(&sink, config, TargetState::Started)
+                .await
+                .unwrap();
+            w
+        }
+    };
+    let a = start(&a_got).await;
     send(0, 100);
     producer.flush(Duration::from_secs(10)).await.unwrap();
     eventually("the first task wrote the first 100", || {
         a_got.0.lock().unwrap().len() >= 100
     })
     .await;
-    let b = worker_with(
-        wire.cluster.clone(),
-        Arc::new(MemoryOffsetStore::new()),
-        &b_got,
-        &FAST_GROUP,
-    );
-    b.create_connector(&sink, sink_config(&out), TargetState::Started)
-        .await
-        .unwrap();
+    let b = start(&b_got).await;
     send(100, 200);
     producer.flush(Duration::from_secs(10)).await.unwrap();
     let everything = |upto: usize| {
