@@ -292,37 +292,6 @@ mod tests {
         assert_eq!(fs::read_to_string(&path).unwrap(), "{\"offsets\":[]}\n");
     }
 
-    /// Writes abandoned by their caller (a flush timeout) go on in the
-    /// background; they must neither tear the file nor overwrite a later
-    /// write with older offsets.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn abandoned_writes_never_win_over_a_later_one() {
-        let path = temp_path("abandoned");
-        let store = FileOffsetStore::open(&path).unwrap();
-        // Many partitions, so each write takes a while.
-        let entries = |n: i64| -> Vec<OffsetEntry> {
-            (0..2000)
-                .map(|p| (map("p", p.into()), Some(map("position", n.into()))))
-                .collect()
-        };
-        for n in 0..30 {
-            let abandoned = store.write("src", entries(n));
-            let _ = tokio::time::timeout(std::time::Duration::from_micros(1), abandoned).await;
-        }
-        store.write("src", entries(1000)).await.unwrap();
-        // Let whatever is still running finish; nothing is asserted until
-        // the file is read back, which must show the last write.
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-        let reopened = FileOffsetStore::open(&path).unwrap();
-        for p in [0, 999, 1999] {
-            assert_eq!(
-                reopened.get("src", &map("p", p.into())),
-                Some(map("position", 1000.into())),
-                "partition {p}"
-            );
-        }
-    }
-
     #[test]
     fn corrupt_file_is_an_error_naming_the_file() {
         let path = temp_path("corrupt");
