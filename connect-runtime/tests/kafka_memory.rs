@@ -484,6 +484,12 @@ async fn a_partition_moves_only_after_its_old_owner_let_go() {
         Some(ConsumerEvent::Revoked(vec![TopicPartition::new("t", 1)]))
     );
     assert_eq!(
+        b.poll(Duration::from_millis(500)).await.unwrap(),
+        None,
+        "a keeps a revoked partition until its next poll, to commit it"
+    );
+    assert_eq!(a.poll(Duration::from_millis(10)).await.unwrap(), None);
+    assert_eq!(
         b.poll(Duration::from_secs(1)).await.unwrap(),
         Some(ConsumerEvent::Assigned(vec![TopicPartition::new("t", 1)]))
     );

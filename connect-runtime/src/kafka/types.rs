@@ -119,8 +119,10 @@ pub enum ConsumerEvent {
     Records(Vec<ConsumedRecord>),
     /// Partitions newly assigned to this member (after a rebalance).
     Assigned(Vec<super::TopicPartition>),
-    /// Partitions taken from this member; the runtime commits what it has for
-    /// them before the next poll.
+    /// Partitions taken from this member. They stay this member's (no other
+    /// member reads them) until its next poll or close, so the runtime
+    /// commits and closes them first; no record of them is returned after
+    /// this event unless they are assigned again.
     Revoked(Vec<super::TopicPartition>),
 }
 

@@ -341,8 +341,9 @@ impl WorkerSinkTask {
                     }
                 }
                 Ok(Some(ConsumerEvent::Revoked(tps))) => {
-                    // Commit what the task flushed. The partitions are no
-                    // longer this consumer's to seek, and need no rewind if
+                    // Commit what the task flushed, then close: the
+                    // consumer holds the partitions until the next poll, so
+                    // the next owner starts at this commit. No rewind if
                     // pre_commit fails: the next owner starts from the last
                     // commit.
                     for tp in &tps {

@@ -46,6 +46,10 @@ pub(super) struct MemoryConsumer {
     /// Partition fetched first next time, so one busy partition does not
     /// starve the others.
     rotation: usize,
+    /// Partitions of the last Revoked event: still this member's in the
+    /// group (no other member gets them) until the next poll, so the
+    /// caller commits and closes them first, as on a real broker.
+    releasing: Vec<TopicPartition>,
 }
 
 impl MemoryConsumer {
@@ -96,6 +100,7 @@ impl MemoryConsumer {
                 .cloned()
                 .unwrap_or_else(|| "consumer".to_string()),
             rotation: 0,
+            releasing: Vec::new(),
         })
     }
 
@@ -129,6 +134,7 @@ impl MemoryConsumer {
     }
 
     fn leave(&mut self) {
+        self.releasing.clear();
         let (Some(group_id), Some(member_id)) = (&self.group_id, self.member_id.take()) else {
             return;
         };
@@ -153,6 +159,10 @@ impl MemoryConsumer {
         if let Some(e) = state.faults.fetch.take("fetch") {
             return Err(e);
         }
+        if !self.releasing.is_empty() {
+            self.release(state);
+            self.cluster.changed.notify_waiters();
+        }
         if let Some(event) = self.membership_event(state)? {
             drop(guard);
             // Another member may be waiting for the partitions just revoked.
@@ -172,6 +182,21 @@ impl MemoryConsumer {
         Ok((!records.is_empty()).then_some(ConsumerEvent::Records(records)))
     }
 
+    /// Give the group the partitions of the last Revoked event.
+    fn release(&mut self, state: &mut State) {
+        let member = self
+            .group_id
+            .as_ref()
+            .zip(self.member_id.as_ref())
+            .and_then(|(g, m)| state.groups.get_mut(g)?.members.get_mut(m));
+        if let Some(member) = member {
+            for tp in &self.releasing {
+                member.owned.remove(tp);
+            }
+        }
+        self.releasing.clear();
+    }
+
     /// Revocations first, then assignments of partitions no other member
     /// still holds; a member the group dropped loses everything and rejoins.
     fn membership_event(&mut self, state: &mut State) -> Result<Option<ConsumerEvent>, KafkaError> {
@@ -184,6 +209,7 @@ impl MemoryConsumer {
             .get(&group_id)
             .is_some_and(|g| g.members.contains_key(&member_id));
         if !in_group {
+            self.releasing.clear();
             let lost: Vec<TopicPartition> = self.owned.drain(..).map(|o| o.tp).collect();
             if let Some(subscription) = &self.subscription {
                 let matcher = Matcher::compile(subscription)?;
@@ -203,10 +229,8 @@ impl MemoryConsumer {
         let revoked: Vec<TopicPartition> =
             member.owned.difference(&member.target).cloned().collect();
         if !revoked.is_empty() {
-            for tp in &revoked {
-                member.owned.remove(tp);
-            }
             self.owned.retain(|o| !revoked.contains(&o.tp));
+            self.releasing.clone_from(&revoked);
             return Ok(Some(ConsumerEvent::Revoked(revoked)));
         }
         let wanted: Vec<TopicPartition> =

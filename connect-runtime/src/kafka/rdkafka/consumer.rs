@@ -1,17 +1,24 @@
 //! Consumer on rdkafka's `StreamConsumer`: its context turns rebalances into
 //! Assigned/Revoked events that `poll` returns before any record fetched after
 //! them.
+//!
+//! Revoked partitions stay assigned until the poll after the one that
+//! returned the event: librdkafka waits for the application's unassign
+//! before it rejoins the group, so the task commits and closes them while
+//! this member still owns them, as Kafka's `onPartitionsRevoked` does.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ::rdkafka::client::ClientContext;
 use ::rdkafka::consumer::{
-    BaseConsumer, CommitMode as RdCommitMode, Consumer as _, ConsumerContext, Rebalance,
+    BaseConsumer, CommitMode as RdCommitMode, Consumer as _, ConsumerContext, RebalanceProtocol,
     StreamConsumer,
 };
 use ::rdkafka::message::{BorrowedMessage, Headers, Message, Timestamp};
+use ::rdkafka::types::RDKafkaRespErr;
 use ::rdkafka::{Offset, TopicPartitionList};
 use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
@@ -41,42 +48,95 @@ const SEEK_RETRY: Duration = Duration::from_millis(20);
 pub(super) struct EventContext {
     events: Mutex<VecDeque<ConsumerEvent>>,
     changed: Notify,
+    /// Partitions revoked by the group that librdkafka still holds for us:
+    /// given up by [`RdConsumer::release_revoked`].
+    revoked: Mutex<Option<TopicPartitionList>>,
+    /// Set once the consumer closes: revocations are then given up at once,
+    /// since nobody polls for them any more.
+    closing: AtomicBool,
 }
 
 impl EventContext {
     fn pop(&self) -> Option<ConsumerEvent> {
-        self.events
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop_front()
+        lock(&self.events).pop_front()
     }
 
     fn has_events(&self) -> bool {
-        !self
-            .events
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_empty()
+        !lock(&self.events).is_empty()
     }
+
+    fn push(&self, event: ConsumerEvent) {
+        lock(&self.events).push_back(event);
+        self.changed.notify_one();
+    }
+
+    /// Hand librdkafka the partitions it revoked, so the group can go on
+    /// rebalancing.
+    fn give_up(
+        &self,
+        consumer: &impl ::rdkafka::consumer::Consumer<Self>,
+        tpl: &TopicPartitionList,
+    ) {
+        let result = match consumer.rebalance_protocol() {
+            RebalanceProtocol::Cooperative => consumer.incremental_unassign(tpl),
+            _ => consumer.unassign(),
+        };
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "giving up revoked partitions failed");
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl ClientContext for EventContext {}
 
 impl ConsumerContext for EventContext {
-    fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
-        let event = match rebalance {
-            Rebalance::Assign(tpl) => ConsumerEvent::Assigned(partitions(tpl)),
-            Rebalance::Revoke(tpl) => ConsumerEvent::Revoked(partitions(tpl)),
-            Rebalance::Error(e) => {
-                tracing::warn!(error = %e, "consumer group rebalance failed");
-                return;
+    // Replaces rust-rdkafka's default, which unassigns revoked partitions
+    // inside the callback: by the time the task saw the event they were gone
+    // and its commit for them raced the next owner.
+    fn rebalance(
+        &self,
+        consumer: &BaseConsumer<Self>,
+        err: RDKafkaRespErr,
+        tpl: &mut TopicPartitionList,
+    ) {
+        match err {
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS => {
+                let result = match consumer.rebalance_protocol() {
+                    RebalanceProtocol::Cooperative => consumer.incremental_assign(tpl),
+                    _ => consumer.assign(tpl),
+                };
+                if let Err(e) = result {
+                    tracing::warn!(error = %e, "taking assigned partitions failed");
+                }
+                self.push(ConsumerEvent::Assigned(partitions(tpl)));
             }
-        };
-        self.events
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push_back(event);
-        self.changed.notify_one();
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS => {
+                // A lost assignment (session expired, member fenced) is
+                // already someone else's: nothing to hold on to.
+                if self.closing.load(Ordering::SeqCst) || consumer.assignment_lost() {
+                    self.give_up(consumer, tpl);
+                } else {
+                    let mut held = lock(&self.revoked);
+                    match held.as_mut() {
+                        Some(all) => {
+                            for e in tpl.elements() {
+                                all.add_partition(e.topic(), e.partition());
+                            }
+                        }
+                        None => *held = Some(tpl.clone()),
+                    }
+                }
+                self.push(ConsumerEvent::Revoked(partitions(tpl)));
+            }
+            other => {
+                tracing::warn!(error = ?other, "consumer group rebalance failed; giving up the assignment");
+                self.give_up(consumer, tpl);
+            }
+        }
     }
 }
 
@@ -112,6 +172,18 @@ pub(super) struct RdConsumer {
     /// of the first request. Records of these partitions are dropped until
     /// the seek is done.
     pending_seeks: HashMap<TopicPartition, (i64, Instant)>,
+    /// A Revoked event was returned: its partitions are given up at the
+    /// next poll (or close), once the caller has committed and closed them.
+    release_due: bool,
+}
+
+impl Drop for RdConsumer {
+    fn drop(&mut self) {
+        // librdkafka's close runs a last revocation; it must not wait for
+        // a poll that never comes.
+        self.inner.context().closing.store(true, Ordering::SeqCst);
+        self.release_revoked();
+    }
 }
 
 impl RdConsumer {
@@ -122,6 +194,8 @@ impl RdConsumer {
         let context = EventContext {
             events: Mutex::new(VecDeque::new()),
             changed: Notify::new(),
+            revoked: Mutex::new(None),
+            closing: AtomicBool::new(false),
         };
         let inner: StreamConsumer<EventContext> = config
             .create_with_context(context)
@@ -136,7 +210,18 @@ impl RdConsumer {
             missing: None,
             subscribed: Vec::new(),
             pending_seeks: HashMap::new(),
+            release_due: false,
         })
+    }
+
+    /// Give librdkafka the partitions of the last Revoked event, letting the
+    /// group's rebalance go on.
+    fn release_revoked(&mut self) {
+        self.release_due = false;
+        let held = lock(&self.inner.context().revoked).take();
+        if let Some(tpl) = held {
+            self.inner.context().give_up(&*self.inner, &tpl);
+        }
     }
 
     fn copy(&mut self, data: &[u8]) -> Bytes {
@@ -316,12 +401,22 @@ impl Consumer for RdConsumer {
     async fn poll(&mut self, timeout: Duration) -> Result<Option<ConsumerEvent>, KafkaError> {
         let deadline = Instant::now() + timeout;
         let inner = Arc::clone(&self.inner);
+        if self.release_due {
+            self.release_revoked();
+        }
         loop {
             if let Some(event) = inner.context().pop() {
                 if let ConsumerEvent::Revoked(tps) = &event {
+                    // Records fetched before the revocation belong to the
+                    // next owner now: it reads them from the commit.
+                    self.stash.retain(|r| {
+                        !tps.iter()
+                            .any(|tp| tp.partition == r.partition && *tp.topic == *r.topic)
+                    });
                     for tp in tps {
                         self.pending_seeks.remove(tp);
                     }
+                    self.release_due = true;
                 }
                 return Ok(Some(event));
             }
@@ -492,6 +587,8 @@ impl Consumer for RdConsumer {
     }
 
     async fn close(&mut self) -> Result<(), KafkaError> {
+        self.inner.context().closing.store(true, Ordering::SeqCst);
+        self.release_revoked();
         self.inner.unsubscribe();
         self.stash.clear();
         self.pending_seeks.clear();
