@@ -1209,6 +1209,57 @@ async fn an_errant_record_reported_in_pre_commit_fails_before_the_commit() {
     w.shutdown().await;
 }
 
+/// A stop while a batch waits to be put again (the sink's system is down)
+/// is a clean stop: what was put is committed, the waiting batch is not,
+/// and the task closes and stops instead of failing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_while_waiting_to_redeliver_commits_what_was_put() {
+    let s = setup();
+    produce_strings(&s.kafka, "out", 0..3).await;
+    let w = worker_with(
+        Arc::new(s.kafka.clone()),
+        s.store.clone(),
+        &s.collected,
+        &[("offset.flush.interval.ms", "600000")],
+    );
+    w.create_connector(
+        "sink",
+        props(&[
+            ("connector.class", "CollectingSink"),
+            ("topics", "out"),
+            ("fail.puts", "1000"),
+            ("fail.puts.after", "3"),
+            ("put.timeout.ms", "60000"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("the first 3 put", || {
+        s.collected.0.lock().unwrap().len() == 3
+    })
+    .await;
+    produce_strings(&s.kafka, "out", 3..6).await;
+    eventually("a put that failed", || {
+        s.collected.events().contains(&"put failed".to_string())
+    })
+    .await;
+    w.stop("sink").await.unwrap();
+    let committed = s.kafka.committed_offsets("connect-sink");
+    assert_eq!(
+        committed.values().copied().collect::<Vec<_>>(),
+        [3],
+        "the final commit covers what was put and no more"
+    );
+    let events = s.collected.events();
+    assert_eq!(
+        events[events.len() - 2..],
+        ["close out-0", "stop"],
+        "{events:?}"
+    );
+    w.shutdown().await;
+}
+
 /// Wait until the first task of connector `name` is FAILED.
 async fn task_failed(w: &connect_runtime::worker::Worker, name: &str) {
     eventually("task FAILED", || {

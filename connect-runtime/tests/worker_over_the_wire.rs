@@ -415,6 +415,45 @@ async fn two_sink_tasks(wire: &Wire, extra: &[(&str, &str)]) -> (Collector, Coll
     (a_got, b_got)
 }
 
+/// A downstream outage longer than `max.poll.interval.ms`: while a failed
+/// batch waits to be put again, the task's partitions are paused and its
+/// consumer keeps polling, so the group keeps the member (no rebalance,
+/// no second `open`) and every record is written once the outage ends.
+async fn a_put_outage_longer_than_the_poll_interval(wire: Wire) {
+    let out = wire.topic("out", 1).await;
+    produce_strings(&wire, &out, (0..5).map(|n| format!("r{n}"))).await;
+    let collected = Collector::default();
+    let w = worker_with(
+        wire.cluster.clone(),
+        Arc::new(MemoryOffsetStore::new()),
+        &collected,
+        &[
+            ("consumer.session.timeout.ms", "3000"),
+            ("consumer.heartbeat.interval.ms", "300"),
+            ("consumer.max.poll.interval.ms", "3500"),
+        ],
+    );
+    let sink = wire.name("sink");
+    let mut config = sink_config(&out);
+    config.extend(props(&[("fail.puts", "3"), ("put.timeout.ms", "2000")]));
+    w.create_connector(&sink, config, TargetState::Started)
+        .await
+        .unwrap();
+    eventually("the 5 records after the outage", || {
+        collected.0.lock().unwrap().len() >= 5
+    })
+    .await;
+    let want: Vec<String> = (0..5).map(|n| format!("r{n}")).collect();
+    assert_eq!(*collected.0.lock().unwrap(), want);
+    let status = w.task_status(&sink, 0).await.unwrap();
+    assert_eq!(status.state.state, "RUNNING", "{:?}", status.state.trace);
+    let events = collected.events();
+    let fails = events.iter().filter(|e| *e == "put failed").count();
+    let opens = events.iter().filter(|e| e.starts_with("open ")).count();
+    assert_eq!((fails, opens), (3, 1), "{events:?}");
+    w.shutdown().await;
+}
+
 /// A sink started before its topic exists waits for it, as Kafka's does
 /// (librdkafka reports "Subscribed topic not available"; the task used to
 /// fail on it), and reads the topic once it is created.
@@ -570,6 +609,7 @@ over_the_wire!(
     crash_and_restart_loses_nothing,
     offsets_topic_store,
     two_sink_tasks_through_a_rebalance,
+    a_put_outage_longer_than_the_poll_interval,
 );
 
 /// The sink creates its dead letter queue topic (one partition, the

@@ -38,6 +38,17 @@ use crate::status::{State, StatusListener, TargetState, TaskId};
 /// set one with `SinkTaskContext::timeout`.
 const DEFAULT_REDELIVERY: Duration = Duration::from_secs(1);
 
+/// A batch whose `put` failed with a retriable error, waiting to be put
+/// again. Its partitions stay paused meanwhile while the consumer keeps
+/// polling (group membership, rebalances, stop), as Kafka's
+/// `pausedForRedelivery`.
+struct Redelivery {
+    batch: Vec<SinkRecord>,
+    /// Next offset per partition once the batch is put.
+    delivered: TopicPartitionOffsets,
+    at: Instant,
+}
+
 /// Settings of one sink task.
 #[derive(Debug, Clone)]
 pub struct SinkTaskSettings {
@@ -148,6 +159,9 @@ pub struct WorkerSinkTask {
     dlq_waits:
         Vec<tokio::sync::oneshot::Receiver<std::result::Result<(), crate::kafka::KafkaError>>>,
     batch: Vec<SinkRecord>,
+    redelivery: Option<Redelivery>,
+    /// Every assigned partition was paused for a redelivery.
+    paused_for_redelivery: bool,
 }
 
 impl WorkerSinkTask {
@@ -225,6 +239,8 @@ impl WorkerSinkTask {
             dlq_waits: Vec::new(),
             dlq_admin,
             batch: Vec::new(),
+            redelivery: None,
+            paused_for_redelivery: false,
         })
     }
 
@@ -278,7 +294,7 @@ impl WorkerSinkTask {
             if reported != Some(target) {
                 match target {
                     TargetState::Started => {
-                        self.set_paused(false)?;
+                        self.set_paused(self.redelivery.is_some())?;
                         self.status.task_state(&id, State::Running, None);
                     }
                     TargetState::Paused => {
@@ -298,12 +314,20 @@ impl WorkerSinkTask {
             // none, so a sink can act on time (rotate a file, flush a
             // buffer). Polls here are cut short by flushes, so "idle" is
             // no put for a poll timeout.
-            if self.last_put.elapsed() >= self.settings.poll_timeout {
-                self.put(&[]).await?;
+            let now = Instant::now();
+            if let Some(due) = self.redelivery.as_ref().map(|r| r.at) {
+                if due <= now {
+                    self.redeliver(target).await?;
+                    continue;
+                }
+            } else if now.duration_since(self.last_put) >= self.settings.poll_timeout {
+                self.put(Vec::new(), TopicPartitionOffsets::new(), target)
+                    .await?;
             }
             if self.context.with(|r| mem::take(&mut r.commit)) == Some(true) {
                 self.commit_all().await?;
             }
+            let poll_timeout = self.poll_timeout();
             let event = tokio::select! {
                 biased;
                 changed = self.control.changed() => {
@@ -317,7 +341,7 @@ impl WorkerSinkTask {
                     self.commit_all().await?;
                     continue;
                 }
-                event = self.consumer.poll(self.settings.poll_timeout) => event,
+                event = self.consumer.poll(poll_timeout) => event,
             };
             match event {
                 Ok(None) => {}
@@ -325,7 +349,7 @@ impl WorkerSinkTask {
                     self.assigned.extend(tps.iter().cloned());
                     self.sync_assignment();
                     self.task.open(&tps).await?;
-                    if target == TargetState::Paused {
+                    if target == TargetState::Paused || self.redelivery.is_some() {
                         self.consumer.pause(&tps)?;
                     } else {
                         // Partitions the task paused stay paused when a
@@ -349,6 +373,19 @@ impl WorkerSinkTask {
                     for tp in &tps {
                         self.assigned.remove(tp);
                     }
+                    // The next owner reads the waiting records again from
+                    // the commit.
+                    if let Some(r) = &mut self.redelivery {
+                        r.batch.retain(|rec| {
+                            !tps.iter().any(|tp| {
+                                tp.partition == rec.original_kafka_partition
+                                    && tp.topic == rec.original_topic
+                            })
+                        });
+                        for tp in &tps {
+                            r.delivered.remove(tp);
+                        }
+                    }
                     self.commit(&tps).await?;
                     self.task.close(&tps).await?;
                     for tp in &tps {
@@ -357,13 +394,43 @@ impl WorkerSinkTask {
                     }
                     self.sync_assignment();
                 }
-                Ok(Some(ConsumerEvent::Records(records))) => self.deliver(records).await?,
+                Ok(Some(ConsumerEvent::Records(records))) if self.redelivery.is_some() => {
+                    // Fetched before the pause: read again after the
+                    // waiting batch.
+                    self.rewind(&records)?;
+                }
+                Ok(Some(ConsumerEvent::Records(records))) => self.deliver(records, target).await?,
                 Err(e) if e.is_retriable() => {
                     tracing::warn!(task = %id, error = %e, "retriable consumer failure; polling again");
                 }
                 Err(e) => return Err(ConnectError::from(e).context("consumer failed")),
             }
         }
+    }
+
+    /// How long the next poll may wait: not past a pending redelivery.
+    fn poll_timeout(&self) -> Duration {
+        match &self.redelivery {
+            Some(r) => {
+                r.at.saturating_duration_since(Instant::now())
+                    .min(self.settings.poll_timeout)
+            }
+            None => self.settings.poll_timeout,
+        }
+    }
+
+    /// Seek each partition of `records` back to its first record.
+    fn rewind(&mut self, records: &[ConsumedRecord]) -> Result<()> {
+        let mut first = TopicPartitionOffsets::new();
+        for r in records {
+            first
+                .entry(TopicPartition::new(r.topic.clone(), r.partition))
+                .or_insert(r.offset);
+        }
+        for (tp, offset) in first {
+            self.consumer.seek(&tp, offset)?;
+        }
+        Ok(())
     }
 
     fn sync_assignment(&self) {
@@ -421,7 +488,7 @@ impl WorkerSinkTask {
     }
 
     /// Convert, transform and `put` one consumed batch.
-    async fn deliver(&mut self, records: Vec<ConsumedRecord>) -> Result<()> {
+    async fn deliver(&mut self, records: Vec<ConsumedRecord>, target: TargetState) -> Result<()> {
         let mut batch = mem::take(&mut self.batch);
         batch.clear();
         let mut delivered = TopicPartitionOffsets::new();
@@ -449,48 +516,65 @@ impl WorkerSinkTask {
             }
         }
         self.reporter.set_batch(records);
-        self.put(&batch).await?;
-        self.consumed.extend(delivered);
-        self.batch = batch;
-        Ok(())
+        self.put(batch, delivered, target).await
     }
 
-    /// `put` with Kafka's retry semantics: a retriable error pauses, waits
-    /// the task's timeout, and redelivers the same batch.
-    async fn put(&mut self, batch: &[SinkRecord]) -> Result<()> {
+    /// `put` the batch; once it is accepted its records count as consumed.
+    /// A retriable error pauses every assigned partition and keeps the
+    /// batch for [`Self::redeliver`] after the task's timeout (Kafka's
+    /// semantics); the loop goes on polling meanwhile.
+    async fn put(
+        &mut self,
+        batch: Vec<SinkRecord>,
+        delivered: TopicPartitionOffsets,
+        target: TargetState,
+    ) -> Result<()> {
         self.last_put = Instant::now();
-        loop {
-            let outcome = self.task.put(batch).await;
-            if let Some(fatal) = self.reporter.take_fatal() {
-                return Err(fatal);
-            }
-            match outcome {
-                Ok(()) => return Ok(()),
-                Err(e) if e.is_retriable() => {
-                    let wait = self
-                        .context
-                        .with(|r| r.timeout.take())
-                        .flatten()
-                        .unwrap_or(DEFAULT_REDELIVERY);
-                    tracing::warn!(task = %self.settings.id, error = %e,
-                        "retriable put failure; redelivering the batch in {wait:?}");
-                    tokio::select! {
-                        _ = tokio::time::sleep(wait) => {}
-                        changed = self.control.changed() => {
-                            if changed.is_err() || *self.control.borrow() == TargetState::Stopped {
-                                return Err(e.context("stopped while waiting to redeliver"));
-                            }
-                        }
-                    }
-                }
-                Err(e) => {
-                    return Err(ConnectError::other(format!(
-                        "Task threw an uncaught and unrecoverable exception. Task is being killed and will not recover until manually restarted. Error: {e}"
-                    ))
-                    .with_source(e))
-                }
-            }
+        let outcome = self.task.put(&batch).await;
+        if let Some(fatal) = self.reporter.take_fatal() {
+            return Err(fatal);
         }
+        match outcome {
+            Ok(()) => {
+                self.consumed.extend(delivered);
+                self.batch = batch;
+                if mem::take(&mut self.paused_for_redelivery) {
+                    self.set_paused(target == TargetState::Paused)?;
+                }
+                Ok(())
+            }
+            Err(e) if e.is_retriable() => {
+                let wait = self
+                    .context
+                    .with(|r| r.timeout.take())
+                    .flatten()
+                    .unwrap_or(DEFAULT_REDELIVERY);
+                tracing::warn!(task = %self.settings.id, error = %e,
+                    "retriable put failure; partitions paused, redelivering the batch in {wait:?}");
+                if !self.paused_for_redelivery {
+                    self.set_paused(true)?;
+                    self.paused_for_redelivery = true;
+                }
+                self.redelivery = Some(Redelivery {
+                    batch,
+                    delivered,
+                    at: Instant::now() + wait,
+                });
+                Ok(())
+            }
+            Err(e) => Err(ConnectError::other(format!(
+                "Task threw an uncaught and unrecoverable exception. Task is being killed and will not recover until manually restarted. Error: {e}"
+            ))
+            .with_source(e)),
+        }
+    }
+
+    /// Put the waiting batch again.
+    async fn redeliver(&mut self, target: TargetState) -> Result<()> {
+        if let Some(r) = self.redelivery.take() {
+            self.put(r.batch, r.delivered, target).await?;
+        }
+        Ok(())
     }
 
     /// Key, value and header converters (Kafka's sink order).

@@ -250,7 +250,9 @@ impl Collector {
 }
 
 /// Its tasks fail the first `fail.puts` non-empty puts with a retriable
-/// error, and with `seek.on.open=N` ask (`SinkTaskContext::offset`) in
+/// error (logging `put failed`), once `fail.puts.after` records (default 0)
+/// were collected; `put.timeout.ms=N` has them ask for N ms before the
+/// redelivery (`SinkTaskContext::timeout`); and with `seek.on.open=N` ask (`SinkTaskContext::offset`) in
 /// `open` to read every assigned partition from offset N; with
 /// `report.in.pre_commit=true` they report the last record they were given
 /// to the errant record reporter from `pre_commit` (a write that failed
@@ -265,6 +267,8 @@ pub(crate) struct CollectingSink(Collector, ConfigMap);
 pub(crate) struct CollectingTask {
     out: Collector,
     fail_first_puts: AtomicUsize,
+    fail_puts_after: usize,
+    put_timeout: Option<u64>,
     seek_on_open: Option<i64>,
     context: Option<Arc<dyn SinkTaskContext>>,
     report_in_pre_commit: bool,
@@ -282,6 +286,11 @@ impl SinkTask for CollectingTask {
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
         self.fail_first_puts = AtomicUsize::new(n);
+        self.fail_puts_after = config
+            .get("fail.puts.after")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        self.put_timeout = config.get("put.timeout.ms").and_then(|n| n.parse().ok());
         self.seek_on_open = config.get("seek.on.open").and_then(|n| n.parse().ok());
         self.stop_delay = Duration::from_millis(
             config
@@ -317,12 +326,17 @@ impl SinkTask for CollectingTask {
         if records.is_empty() {
             self.out.event("put []".into());
         }
-        if self
-            .fail_first_puts
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok()
-            && !records.is_empty()
+        if !records.is_empty()
+            && self.out.0.lock().unwrap().len() >= self.fail_puts_after
+            && self
+                .fail_first_puts
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok()
         {
+            self.out.event("put failed".into());
+            if let (Some(ms), Some(ctx)) = (self.put_timeout, &self.context) {
+                ctx.timeout(ms);
+            }
             return Err(connect_api::ConnectError::retriable("database busy"));
         }
         if self.report_in_pre_commit {
@@ -404,6 +418,8 @@ impl SinkConnector for CollectingSink {
         Box::new(CollectingTask {
             out: self.0.clone(),
             fail_first_puts: AtomicUsize::new(0),
+            fail_puts_after: 0,
+            put_timeout: None,
             seek_on_open: None,
             context: None,
             report_in_pre_commit: false,
