@@ -454,6 +454,41 @@ async fn a_put_outage_longer_than_the_poll_interval(wire: Wire) {
     w.shutdown().await;
 }
 
+/// A `put` slower than `max.poll.interval.ms`: librdkafka drops the member
+/// and reports it at the next poll. As with Kafka's consumer, the task
+/// rejoins and goes on (records since the last commit come again); it
+/// does not fail.
+async fn a_put_slower_than_the_poll_interval(wire: Wire) {
+    let out = wire.topic("out", 1).await;
+    produce_strings(&wire, &out, (0..5).map(|n| format!("r{n}"))).await;
+    let collected = Collector::default();
+    let w = worker_with(
+        wire.cluster.clone(),
+        Arc::new(MemoryOffsetStore::new()),
+        &collected,
+        &[
+            ("consumer.session.timeout.ms", "3000"),
+            ("consumer.heartbeat.interval.ms", "300"),
+            ("consumer.max.poll.interval.ms", "3500"),
+        ],
+    );
+    let sink = wire.name("sink");
+    let mut config = sink_config(&out);
+    config.extend(props(&[("first.put.delay.ms", "5000")]));
+    w.create_connector(&sink, config, TargetState::Started)
+        .await
+        .unwrap();
+    produce_strings(&wire, &out, (5..10).map(|n| format!("r{n}"))).await;
+    eventually("every record, after the member rejoined", || {
+        let got = collected.0.lock().unwrap();
+        (0..10).all(|n| got.contains(&format!("r{n}")))
+    })
+    .await;
+    let status = w.task_status(&sink, 0).await.unwrap();
+    assert_eq!(status.state.state, "RUNNING", "{:?}", status.state.trace);
+    w.shutdown().await;
+}
+
 /// A sink started before its topic exists waits for it, as Kafka's does
 /// (librdkafka reports "Subscribed topic not available"; the task used to
 /// fail on it), and reads the topic once it is created.
@@ -610,6 +645,7 @@ over_the_wire!(
     offsets_topic_store,
     two_sink_tasks_through_a_rebalance,
     a_put_outage_longer_than_the_poll_interval,
+    a_put_slower_than_the_poll_interval,
 );
 
 /// The sink creates its dead letter queue topic (one partition, the

@@ -258,7 +258,8 @@ impl Collector {
 /// to the errant record reporter from `pre_commit` (a write that failed
 /// when flushed); with `pause.on.first.open=true` they pause the partitions
 /// of their first `open` (`SinkTaskContext::pause`) and no later ones;
-/// `stop.delay.ms=N` makes `stop` take N ms; `task.count=N` runs N tasks;
+/// `stop.delay.ms=N` makes `stop` take N ms, `first.put.delay.ms=N` the
+/// first non-empty `put`; `task.count=N` runs N tasks;
 /// `fail.pre_commit.at=N` fails the first `pre_commit` once N records
 /// were collected;
 /// `task.unresolvable=true` gives them a `${env:...}` reference to an unset
@@ -275,6 +276,7 @@ pub(crate) struct CollectingTask {
     last: Option<SinkRecord>,
     pause_on_first_open: bool,
     stop_delay: Duration,
+    first_put_delay: Duration,
     fail_pre_commit_at: Option<usize>,
 }
 
@@ -295,6 +297,12 @@ impl SinkTask for CollectingTask {
         self.stop_delay = Duration::from_millis(
             config
                 .get("stop.delay.ms")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0),
+        );
+        self.first_put_delay = Duration::from_millis(
+            config
+                .get("first.put.delay.ms")
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(0),
         );
@@ -325,6 +333,8 @@ impl SinkTask for CollectingTask {
     async fn put(&mut self, records: &[SinkRecord]) -> Result<()> {
         if records.is_empty() {
             self.out.event("put []".into());
+        } else if !self.first_put_delay.is_zero() {
+            tokio::time::sleep(mem::take(&mut self.first_put_delay)).await;
         }
         if !records.is_empty()
             && self.out.0.lock().unwrap().len() >= self.fail_puts_after
@@ -426,6 +436,7 @@ impl SinkConnector for CollectingSink {
             last: None,
             pause_on_first_open: false,
             stop_delay: Duration::ZERO,
+            first_put_delay: Duration::ZERO,
             fail_pre_commit_at: None,
         })
     }

@@ -28,7 +28,10 @@ pub(super) fn kind_of(code: Code) -> KafkaErrorKind {
         | Code::UnknownLeaderEpoch
         | Code::PreferredLeaderNotAvailable
         | Code::EligibleLeadersNotAvailable => KafkaErrorKind::Retriable,
+        // The member was dropped for polling too late (a slow put); as
+        // Kafka's consumer, the next poll rejoins the group.
         Code::RebalanceInProgress
+        | Code::PollExceeded
         | Code::IllegalGeneration
         | Code::UnknownMemberId
         | Code::StaleMemberEpoch
