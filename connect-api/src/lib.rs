@@ -20,6 +20,7 @@
 
 pub mod error;
 pub mod header;
+pub mod java_number;
 pub mod logical;
 pub mod projector;
 pub mod record;

@@ -27,6 +27,7 @@ use base64::Engine as _;
 
 use crate::converter::SchemaAndValue;
 use crate::error::{ConnectError, Result};
+use crate::java_number::JavaNumber;
 use crate::logical::{self, Decimal, MILLIS_PER_DAY};
 use crate::projector;
 use crate::schema::{Schema, SchemaBuilder, Type};
@@ -107,8 +108,8 @@ pub(crate) fn write_value(f: &mut impl Write, value: &Value, embedded: bool) -> 
         Value::Int16(v) => write!(f, "{v}"),
         Value::Int32(v) => write!(f, "{v}"),
         Value::Int64(v) => write!(f, "{v}"),
-        Value::Float32(v) => write_float(f, f64::from(*v), v.to_string()),
-        Value::Float64(v) => write_float(f, *v, v.to_string()),
+        Value::Float32(v) => f.write_str(JavaNumber::from_f32(*v).as_str()),
+        Value::Float64(v) => f.write_str(JavaNumber::from_f64(*v).as_str()),
         Value::Boolean(v) => write!(f, "{v}"),
         Value::String(s) if embedded => write_quoted(f, s),
         Value::String(s) => f.write_str(s),
@@ -162,19 +163,6 @@ pub(crate) fn write_value(f: &mut impl Write, value: &Value, embedded: bool) -> 
             }
             f.write_char('}')
         }
-    }
-}
-
-/// Java prints whole floats with a trailing `.0` (`1.0`); Rust prints `1`.
-fn write_float(f: &mut impl Write, v: f64, rendered: String) -> fmt::Result {
-    if v.is_finite() && v.fract() == 0.0 && !rendered.contains(['e', 'E', '.']) {
-        write!(f, "{rendered}.0")
-    } else if v.is_nan() {
-        f.write_str("NaN")
-    } else if v.is_infinite() {
-        f.write_str(if v > 0.0 { "Infinity" } else { "-Infinity" })
-    } else {
-        f.write_str(&rendered)
     }
 }
 
@@ -1422,6 +1410,22 @@ mod tests {
         );
         assert_eq!(convert_to_string(&Value::Float64(1.0)), "1.0");
         assert_eq!(convert_to_string(&Value::Float32(0.5)), "0.5");
+        // Java's Double.toString / Float.toString, not Rust's Display.
+        for (v, java) in [
+            (Value::Float64(1e10), "1.0E10"),
+            (Value::Float64(1e-5), "1.0E-5"),
+            (Value::Float64(4.9e-324), "4.9E-324"),
+            (Value::Float64(f64::NAN), "NaN"),
+            (Value::Float64(-0.0), "-0.0"),
+            (Value::Float32(1e10), "1.0E10"),
+            (Value::Float32(1e-5), "1.0E-5"),
+        ] {
+            assert_eq!(convert_to_string(&v), java);
+        }
+        assert_eq!(
+            convert_to_string(&Value::Array(vec![Value::Float64(1e10)])),
+            "[1.0E10]"
+        );
         assert_eq!(convert_to_string(&Value::Bytes(vec![1, 2].into())), "AQI=");
         assert_eq!(
             convert_to_string(&Value::Timestamp(1_706_708_700_000)),

@@ -205,6 +205,30 @@ fn simple_header_converter_infers_types() {
     assert_eq!(raw.value, Value::Bytes(vec![0xff, 0xfe].into()));
 }
 
+/// StringConverter and SimpleHeaderConverter write floats as Java's
+/// `Double.toString` / `Float.toString` (through `Values`), as Kafka's do.
+#[test]
+fn floats_are_written_as_java_writes_them() {
+    let cases = [
+        (Value::Float64(1e10), "1.0E10"),
+        (Value::Float64(1e-5), "1.0E-5"),
+        (Value::Float64(4.9e-324), "4.9E-324"),
+        (Value::Float64(f64::NAN), "NaN"),
+        (Value::Float64(-0.0), "-0.0"),
+        (Value::Float32(1e10), "1.0E10"),
+        (Value::Float32(1e-5), "1.0E-5"),
+    ];
+    for (v, java) in cases {
+        let mut s = StringConverter::default();
+        assert_eq!(write(&mut s, None, &v).unwrap(), java.as_bytes());
+        let header = SimpleHeaderConverter
+            .from_connect_header("t", "h", None, &v)
+            .unwrap()
+            .unwrap();
+        assert_eq!(header, java.as_bytes());
+    }
+}
+
 #[test]
 fn other_converters_are_header_converters_too() {
     let mut c = LongConverter::default();

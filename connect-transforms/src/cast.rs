@@ -31,6 +31,7 @@ use num_bigint::{BigInt, Sign};
 
 use connect_api::config::validators::Lambda;
 use connect_api::config::{ConfigKey, ConfigType, ConfigValue, Importance};
+use connect_api::java_number::JavaNumber;
 use connect_api::logical::MILLIS_PER_DAY;
 use connect_api::transform::{Transformation, Verdict};
 use connect_api::{
@@ -353,14 +354,8 @@ fn cast_to_string(value: Value) -> String {
     match value {
         Value::String(s) => s,
         Value::Bytes(b) => base64::engine::general_purpose::STANDARD.encode(&b),
-        Value::Float32(f) if java_plain_range(f64::from(f)) => plain_float_string(f),
-        Value::Float64(f) if java_plain_range(f) => {
-            short_decimal(f).unwrap_or_else(|| plain_float_string(f))
-        }
-        Value::Float32(f) => {
-            java_float_string(f64::from(f), &format!("{f:e}"), || format!("{f:.1e}"))
-        }
-        Value::Float64(f) => java_float_string(f, &format!("{f:e}"), || format!("{f:.1e}")),
+        Value::Float32(f) => JavaNumber::from_f32(f).to_string(),
+        Value::Float64(f) => JavaNumber::from_f64(f).to_string(),
         Value::Date(d) => date_format_for(i64::from(d) * MILLIS_PER_DAY),
         Value::Time(t) => date_format_for(i64::from(t)),
         Value::Timestamp(t) => date_format_for(t),
@@ -379,123 +374,6 @@ fn date_format_for(millis: i64) -> String {
         Value::Timestamp(millis)
     };
     values::convert_to_string(&v)
-}
-
-/// Whether Java writes `v` in plain notation: zero, or a magnitude in
-/// [1e-3, 1e7).
-fn java_plain_range(v: f64) -> bool {
-    v == 0.0 || (1e-3..1e7).contains(&v.abs())
-}
-
-/// Java's rendering of a float in its plain range. ryu (serde_json's
-/// formatter) writes the same shortest round-trip digits there, in plain
-/// notation with a `.0` for whole numbers (`3.0`, `-0.0`), as Java does;
-/// this is the common case, so it skips the digit juggling below.
-fn plain_float_string(v: impl ryu::Float) -> String {
-    ryu::Buffer::new().format_finite(v).to_owned()
-}
-
-/// Java's rendering of a double in its plain range that has at most three
-/// decimals (`1.25`, `1278.5`, `100.0`, `0.001`): amounts and measurements
-/// mostly look like this, and writing their digits directly takes a few
-/// multiplications where the shortest-digits search takes far longer.
-/// `None` for any other double.
-///
-/// Why the result is the shortest round-trip form: for `k` decimals, the
-/// only candidate is `n = round(|v| * 10^k)`, since the decimals that read
-/// back as `v` lie less than half a unit of the k-th decimal from it (for
-/// `|v| < 1e7` and `k <= 3`), so at most one `k`-decimal number qualifies,
-/// the nearest. `n / 10^k` is exact division of exact numbers, rounded
-/// once, as parsing the decimal would round, so comparing it with `|v|`
-/// tests the round trip exactly. Trying `k = 0, 1, 2, 3` in order finds the
-/// fewest decimals.
-fn short_decimal(v: f64) -> Option<String> {
-    const SCALES: [f64; 4] = [1.0, 10.0, 100.0, 1000.0];
-    let abs = v.abs();
-    if !(1e-3..1e7).contains(&abs) {
-        return None;
-    }
-    let (decimals, n) = SCALES.iter().enumerate().find_map(|(k, &scale)| {
-        let n = (abs * scale).round();
-        (n / scale == abs).then_some((k, n as u64))
-    })?;
-    // Right to left: the decimals (or Java's `.0`), the point, the whole
-    // part, the sign. At most 10 + 1 + 3 + 1 bytes.
-    let mut buf = [0u8; 16];
-    let mut at = buf.len();
-    let mut rest = n;
-    let mut put = |b: u8| {
-        at -= 1;
-        buf[at] = b;
-    };
-    if decimals == 0 {
-        put(b'0');
-    }
-    for _ in 0..decimals {
-        put(b'0' + (rest % 10) as u8);
-        rest /= 10;
-    }
-    put(b'.');
-    loop {
-        put(b'0' + (rest % 10) as u8);
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if v < 0.0 {
-        put(b'-');
-    }
-    std::str::from_utf8(&buf[at..]).ok().map(str::to_owned)
-}
-
-/// Java's `Double.toString` / `Float.toString` layout, given the shortest
-/// round-trip digits in Rust's `{:e}` form (`1.5e-7`): plain notation for
-/// magnitudes in [1e-3, 1e7), else `d.dddE<exp>`. Java writes at least two
-/// significant digits in scientific form, choosing the two closest to the
-/// exact value when one would do (`4.9E-324`, not `5.0E-324`): `two_digits`
-/// gives them (`{:.1e}`), asked for only in that rare case.
-fn java_float_string(v: f64, sci: &str, two_digits: impl FnOnce() -> String) -> String {
-    if v.is_nan() {
-        return "NaN".to_string();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
-    }
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-    let exp: i64 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    if v == 0.0 {
-        return format!("{sign}0.0");
-    }
-    let abs = v.abs();
-    if !(1e-3..1e7).contains(&abs) {
-        if digits.len() == 1 {
-            return java_float_string_two_digits(sign, &two_digits());
-        }
-        return format!("{sign}{}.{}E{exp}", &digits[..1], &digits[1..]);
-    }
-    if exp < 0 {
-        let zeros = "0".repeat((-exp - 1) as usize);
-        return format!("{sign}0.{zeros}{digits}");
-    }
-    let point = exp as usize + 1;
-    if digits.len() <= point {
-        format!("{sign}{digits}{}.0", "0".repeat(point - digits.len()))
-    } else {
-        format!("{sign}{}.{}", &digits[..point], &digits[point..])
-    }
-}
-
-/// `d.dE<exp>` from Rust's `{:.1e}` rendering (`4.9e-324`).
-fn java_float_string_two_digits(sign: &str, two: &str) -> String {
-    let (mantissa, exp) = two.split_once('e').unwrap_or((two, "0"));
-    let mantissa = mantissa.trim_start_matches('-');
-    format!("{sign}{mantissa}E{exp}")
 }
 
 /// The low 64 bits of a decimal's integer part (Java's
@@ -1202,44 +1080,23 @@ mod tests {
     }
 
     #[test]
-    fn short_decimals_are_written_as_java_does() {
+    fn floats_are_written_as_java_does() {
         for (v, java) in [
-            (1.25, "1.25"),
-            (100.0, "100.0"),
-            (0.001, "0.001"),
-            (0.1, "0.1"),
-            (-2.5, "-2.5"),
-            (1278.75, "1278.75"),
-            (9_999_999.0, "9999999.0"),
+            (Value::Float64(1.25), "1.25"),
+            (Value::Float64(1e10), "1.0E10"),
+            (Value::Float64(1e-5), "1.0E-5"),
+            (Value::Float64(4.9e-324), "4.9E-324"),
+            (Value::Float64(f64::NAN), "NaN"),
+            (Value::Float64(-0.0), "-0.0"),
+            (Value::Float32(1e10), "1.0E10"),
+            (Value::Float32(1e-5), "1.0E-5"),
+            (Value::Float32(0.1), "0.1"),
         ] {
-            assert_eq!(short_decimal(v).as_deref(), Some(java), "{v}");
-            assert_eq!(cast_to_string(Value::Float64(v)), java);
-        }
-        // More decimals, or outside the plain range: left to ryu / Java's E form.
-        for v in [0.1 + 0.2, 1.0 / 3.0, 0.0005, 1e7, 0.0, -0.0] {
-            assert_eq!(short_decimal(v), None, "{v}");
+            assert_eq!(cast_to_string(v), java);
         }
     }
 
     proptest! {
-        /// The fast path agrees with the shortest-digits formatter wherever
-        /// it answers, and answers for every decimal of up to three places.
-        #[test]
-        fn short_decimal_is_the_shortest_form(n in 1u64..10_000_000_000, k in 0u32..4, negative: bool) {
-            let text = format!("{}{}e-{k}", if negative { "-" } else { "" }, n);
-            let v: f64 = text.parse().unwrap();
-            prop_assume!((1e-3..1e7).contains(&v.abs()));
-            prop_assert_eq!(short_decimal(v), Some(plain_float_string(v)));
-        }
-
-        #[test]
-        fn short_decimal_never_disagrees_with_ryu(v in -1e7f64..1e7) {
-            if let Some(s) = short_decimal(v) {
-                prop_assert_eq!(&s, &plain_float_string(v));
-                prop_assert_eq!(s.parse::<f64>().unwrap(), v);
-            }
-        }
-
         #[test]
         fn int32_through_int64_round_trips(i in any::<i32>()) {
             let wide = cast(Value::Int32(i), "int64").unwrap();

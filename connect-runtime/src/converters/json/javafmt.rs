@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use connect_api::java_number::JavaNumber;
 use connect_api::Decimal;
 use num_bigint::Sign;
 
@@ -38,66 +39,6 @@ impl std::fmt::Write for StackBuf {
     }
 }
 
-/// Write a finite float given Rust's shortest scientific form (`1.5e-7`) in
-/// Java's `Double.toString` layout: plain for 1e-3 <= |v| < 1e7, else
-/// `d.dddE±n` without a `+`.
-fn write_java_sci(out: &mut Vec<u8>, sci: &str) {
-    let (negative, sci) = match sci.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, sci),
-    };
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let mut digits = [0u8; 32];
-    let mut n = 0;
-    for b in mantissa.bytes().filter(u8::is_ascii_digit) {
-        if n < digits.len() {
-            digits[n] = b;
-            n += 1;
-        }
-    }
-    let digits = &digits[..n.max(1)];
-    if negative {
-        out.push(b'-');
-    }
-    if digits == b"0" {
-        out.extend_from_slice(b"0.0");
-        return;
-    }
-    if (-3..7).contains(&exp) {
-        if exp >= 0 {
-            let int_len = exp as usize + 1;
-            for i in 0..int_len {
-                out.push(*digits.get(i).unwrap_or(&b'0'));
-            }
-            out.push(b'.');
-            if digits.len() > int_len {
-                out.extend_from_slice(&digits[int_len..]);
-            } else {
-                out.push(b'0');
-            }
-        } else {
-            out.extend_from_slice(b"0.");
-            for _ in 0..(-exp - 1) {
-                out.push(b'0');
-            }
-            out.extend_from_slice(digits);
-        }
-    } else {
-        out.push(digits[0]);
-        out.push(b'.');
-        if digits.len() > 1 {
-            out.extend_from_slice(&digits[1..]);
-        } else {
-            out.push(b'0');
-        }
-        out.push(b'E');
-        let mut b = StackBuf::new();
-        let _ = write!(b, "{exp}");
-        out.extend_from_slice(b.as_str().as_bytes());
-    }
-}
-
 /// Jackson writes NaN and infinities as quoted strings.
 fn write_non_finite(out: &mut Vec<u8>, v: f64) -> bool {
     let s: &[u8] = if v.is_nan() {
@@ -118,9 +59,7 @@ pub(crate) fn write_f64(out: &mut Vec<u8>, v: f64) {
     if write_non_finite(out, v) {
         return;
     }
-    let mut b = StackBuf::new();
-    let _ = write!(b, "{v:e}");
-    write_java_sci(out, b.as_str());
+    out.extend_from_slice(JavaNumber::from_f64(v).as_str().as_bytes());
 }
 
 /// Java's `Float.toString(v)` (NaN and infinities quoted, as Jackson).
@@ -128,9 +67,7 @@ pub(crate) fn write_f32(out: &mut Vec<u8>, v: f32) {
     if write_non_finite(out, f64::from(v)) {
         return;
     }
-    let mut b = StackBuf::new();
-    let _ = write!(b, "{v:e}");
-    write_java_sci(out, b.as_str());
+    out.extend_from_slice(JavaNumber::from_f32(v).as_str().as_bytes());
 }
 
 /// An integer in decimal (digits written backwards into a stack buffer,
@@ -268,6 +205,9 @@ mod tests {
         assert_eq!(f64s(0.0001), "1.0E-4");
         assert_eq!(f64s(1.5e-7), "1.5E-7");
         assert_eq!(f64s(1e100), "1.0E100");
+        assert_eq!(f64s(1e10), "1.0E10");
+        assert_eq!(f64s(1e-5), "1.0E-5");
+        assert_eq!(f64s(4.9e-324), "4.9E-324");
         let mut o = Vec::new();
         for v in [0, -1, i64::MIN, i64::MAX, 1234567] {
             o.clear();
@@ -279,6 +219,9 @@ mod tests {
         let mut o = Vec::new();
         write_f32(&mut o, 0.1);
         assert_eq!(o, b"0.1");
+        o.clear();
+        write_f32(&mut o, 1e10);
+        assert_eq!(o, b"1.0E10");
     }
 
     fn dec(s: &str) -> String {
