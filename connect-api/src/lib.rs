@@ -40,7 +40,7 @@ pub use value::Value;
 
 pub mod config;
 pub mod connector;
-#[doc = include_str!("../../docs/writing-a-connector.md")]
+#[doc = include_str!("../GUIDE.md")]
 pub mod guide {}
 pub mod converter;
 pub mod sink;

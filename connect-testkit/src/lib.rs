@@ -48,7 +48,7 @@ mod source_pipeline;
 pub mod strategies;
 mod wait;
 
-#[doc = include_str!("../../docs/testing.md")]
+#[doc = include_str!("../GUIDE.md")]
 pub mod guide {}
 
 pub use contract::{assert_smt_contract, check_smt_contract, SmtContract};
