@@ -65,7 +65,9 @@ impl<V: Clone> SchemaCache<V> {
     }
 
     /// Update the equality-keyed copy of `schema`'s value (the recent copy
-    /// is updated by the caller through `get_or_try_insert`).
+    /// is updated by the caller through `get_or_try_insert`). Only the Avro
+    /// converter revises cached values.
+    #[cfg(feature = "avro")]
     pub(crate) fn update(&mut self, schema: &Schema, value: V) {
         let hash = schema_hash(schema);
         if let Some(bucket) = self.by_hash.get_mut(&hash) {

@@ -14,6 +14,7 @@ mod payload;
 mod read;
 mod schema;
 
+#[cfg(feature = "avro")]
 pub(crate) use payload::minimal_twos_complement;
 
 use std::fmt;
