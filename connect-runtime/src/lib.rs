@@ -4,7 +4,8 @@
 //! task loops with offset tracking, the error pipeline and dead letter
 //! queue, the worker, its REST API and CLI.
 
-pub mod converters;
+/// The converters, from their own crate (`connect-converters`).
+pub use connect_converters as converters;
 pub mod errors;
 pub mod kafka;
 pub mod offsets;

@@ -12,7 +12,7 @@ use apache_avro::types::Value as AvroValue;
 use connect_api::logical::{self, LogicalType};
 use connect_api::{ConnectError, Decimal, Result, Schema, Struct, Type, Value};
 
-use crate::converters::json::minimal_twos_complement as minimal;
+use crate::json::minimal_twos_complement as minimal;
 
 /// Named Avro types of one schema, for `Ref`s.
 pub(crate) type Names = HashMap<Name, Avro>;

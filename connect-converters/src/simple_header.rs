@@ -10,7 +10,7 @@ use connect_api::{ConfigDef, ConfigMap, HeaderConverter, Result, Schema, SchemaA
 ///
 /// ```
 /// use connect_api::{HeaderConverter, Value};
-/// use connect_runtime::converters::SimpleHeaderConverter;
+/// use connect_converters::SimpleHeaderConverter;
 ///
 /// let mut c = SimpleHeaderConverter;
 /// let bytes = c.from_connect_header("t", "k", None, &Value::Int32(42)).unwrap();

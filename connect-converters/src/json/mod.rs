@@ -73,7 +73,7 @@ const ENVELOPE_ERROR: &str = "JsonConverter with schemas.enable requires \"schem
 ///
 /// ```
 /// use connect_api::{Converter, Headers, Schema, Value};
-/// use connect_runtime::converters::JsonConverter;
+/// use connect_converters::JsonConverter;
 ///
 /// let mut json = JsonConverter::new();
 /// let mut out = Vec::new();

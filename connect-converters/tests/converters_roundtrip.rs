@@ -9,8 +9,8 @@ use connect_api::logical::{date_builder, decimal_builder, time_builder, timestam
 use connect_api::{
     ConfigMap, Converter, Decimal, ErrorKind, Headers, Schema, SchemaBuilder, Struct, Type, Value,
 };
-use connect_runtime::converters::avro::{AvroConverter, MemorySchemaRegistry};
-use connect_runtime::converters::JsonConverter;
+use connect_converters::avro::{AvroConverter, MemorySchemaRegistry};
+use connect_converters::JsonConverter;
 use proptest::prelude::*;
 
 fn build(b: SchemaBuilder, optional: bool) -> Schema {

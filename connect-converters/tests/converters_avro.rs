@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use apache_avro::types::Value as AvroValue;
 use connect_api::logical::{date_schema, decimal_schema, timestamp_schema};
 use connect_api::{ConfigMap, Converter, Headers, Schema, SchemaBuilder, Struct, Value};
-use connect_runtime::converters::avro::{
+use connect_converters::avro::{
     AvroConverter, HttpSchemaRegistry, MemorySchemaRegistry, SchemaRegistryClient,
 };
 

@@ -31,7 +31,7 @@ struct State {
 /// same id under every subject (as Confluent's registry does).
 ///
 /// ```
-/// use connect_runtime::converters::avro::{MemorySchemaRegistry, SchemaRegistryClient};
+/// use connect_converters::avro::{MemorySchemaRegistry, SchemaRegistryClient};
 /// let r = MemorySchemaRegistry::new();
 /// let id = r.register("t-value", r#""string""#).unwrap();
 /// assert_eq!(r.register("u-value", r#""string""#).unwrap(), id);

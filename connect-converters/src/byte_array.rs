@@ -9,7 +9,7 @@ use connect_api::{
 ///
 /// ```
 /// use connect_api::{Converter, Headers, Schema, Value};
-/// use connect_runtime::converters::ByteArrayConverter;
+/// use connect_converters::ByteArrayConverter;
 ///
 /// let mut c = ByteArrayConverter;
 /// let mut out = Vec::new();

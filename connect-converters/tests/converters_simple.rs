@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use connect_api::{ConfigMap, Converter, HeaderConverter, Headers, Schema, SchemaBuilder, Value};
-use connect_runtime::converters::{
+use connect_converters::{
     BooleanConverter, ByteArrayConverter, ConverterRegistry, ConverterRole, DoubleConverter,
     FloatConverter, IntegerConverter, LongConverter, ShortConverter, SimpleHeaderConverter,
     StringConverter,

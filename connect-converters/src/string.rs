@@ -22,7 +22,7 @@ enum Encoding {
 ///
 /// ```
 /// use connect_api::{Converter, Headers, Schema, Value};
-/// use connect_runtime::converters::StringConverter;
+/// use connect_converters::StringConverter;
 ///
 /// let mut c = StringConverter::default();
 /// let mut out = Vec::new();

@@ -15,7 +15,7 @@ pub fn write_header(out: &mut Vec<u8>, schema_id: u32) {
 /// Split a framed record into its schema id and datum.
 ///
 /// ```
-/// use connect_runtime::converters::avro::wire;
+/// use connect_converters::avro::wire;
 /// let mut out = Vec::new();
 /// wire::write_header(&mut out, 7);
 /// out.push(42);

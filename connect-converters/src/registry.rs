@@ -56,7 +56,7 @@ pub const DEFAULT_HEADER_CONVERTER: &str = "org.apache.kafka.connect.storage.Sim
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use connect_runtime::converters::{ConverterRegistry, ConverterRole};
+/// use connect_converters::{ConverterRegistry, ConverterRole};
 ///
 /// let registry = ConverterRegistry::with_builtins();
 /// let worker: BTreeMap<String, String> = [

@@ -36,7 +36,7 @@ impl TaskConverters {
     /// settings) when set, else the worker's.
     ///
     /// ```
-    /// use connect_runtime::converters::{ConverterRegistry, TaskConverters};
+    /// use connect_converters::{ConverterRegistry, TaskConverters};
     /// let cfg = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     /// let worker = cfg(&[("key.converter", "StringConverter"), ("value.converter", "JsonConverter")]);
     /// let connector = cfg(&[("value.converter", "org.apache.kafka.connect.converters.ByteArrayConverter")]);

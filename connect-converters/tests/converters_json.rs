@@ -7,7 +7,7 @@ use connect_api::logical::{
 use connect_api::{
     ConfigMap, Converter, Decimal, HeaderConverter, Headers, Schema, SchemaBuilder, Struct, Value,
 };
-use connect_runtime::converters::JsonConverter;
+use connect_converters::JsonConverter;
 
 fn converter(pairs: &[(&str, &str)]) -> JsonConverter {
     let mut c = JsonConverter::new();

@@ -90,7 +90,7 @@ impl NumberKind for BooleanKind {
 ///
 /// ```
 /// use connect_api::{Converter, Headers, Schema, Value};
-/// use connect_runtime::converters::LongConverter;
+/// use connect_converters::LongConverter;
 ///
 /// let mut c = LongConverter::default();
 /// let mut out = Vec::new();

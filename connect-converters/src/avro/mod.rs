@@ -100,7 +100,7 @@ struct ReadPlan {
 /// ```
 /// use std::sync::Arc;
 /// use connect_api::{Converter, Headers, Schema, SchemaBuilder, Struct, Value};
-/// use connect_runtime::converters::avro::{AvroConverter, MemorySchemaRegistry};
+/// use connect_converters::avro::{AvroConverter, MemorySchemaRegistry};
 ///
 /// let registry = Arc::new(MemorySchemaRegistry::new());
 /// let mut avro = AvroConverter::with_client(registry.clone());
