@@ -10,9 +10,11 @@ pub mod errors;
 pub mod kafka;
 pub mod offsets;
 pub mod properties;
+#[cfg(feature = "rest")]
 pub mod rest;
 pub mod sink;
 pub mod source;
+#[cfg(feature = "rest")]
 pub mod standalone;
 pub mod status;
 pub mod worker;

@@ -1,3 +1,4 @@
-//! Example connectors and programs for Kafka Connect for Rust.
+//! Example connectors and programs for Kafka Connect for Rust. The
+//! FileStream connectors live in their own crate, `connect-file`
+//! (`connectors/file`), and the standalone worker in `connect-standalone`.
 pub mod add_header;
-pub mod file_stream;

@@ -15,7 +15,7 @@ use connect_api::{
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncSeekExt};
 
-use super::{configured_file, plugin_version, FILE_CONFIG};
+use crate::{configured_file, plugin_version, FILE_CONFIG};
 
 /// Config key: the topic every line is written to (required, one topic).
 pub const TOPIC_CONFIG: &str = "topic";
@@ -45,7 +45,7 @@ const READ_CHUNK: usize = 64 * 1024;
 ///
 /// ```
 /// use connect_api::{Connector, SourceConnector};
-/// use connect_examples::file_stream::FileStreamSourceConnector;
+/// use connect_file::FileStreamSourceConnector;
 ///
 /// let connector = FileStreamSourceConnector::new();
 /// let config = [("topic", "connect-test"), ("file", "test.txt")]
@@ -257,7 +257,7 @@ impl SourceConnector for FileStreamSourceConnector {
 /// for the next input line.
 ///
 /// ```
-/// use connect_examples::file_stream::FileStreamSourceTask;
+/// use connect_file::FileStreamSourceTask;
 /// let _task = FileStreamSourceTask::new(); // started by the runtime
 /// ```
 #[derive(Default)]

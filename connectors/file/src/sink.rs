@@ -12,7 +12,7 @@ use connect_api::{
 };
 use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 
-use super::{configured_file, plugin_version, FILE_CONFIG};
+use crate::{configured_file, plugin_version, FILE_CONFIG};
 
 /// Capacity of the task's write buffer.
 const WRITE_BUFFER: usize = 64 * 1024;
@@ -26,7 +26,7 @@ const WRITE_BUFFER: usize = 64 * 1024;
 ///
 /// ```
 /// use connect_api::{Connector, SinkConnector};
-/// use connect_examples::file_stream::FileStreamSinkConnector;
+/// use connect_file::FileStreamSinkConnector;
 ///
 /// let connector = FileStreamSinkConnector::new();
 /// let config = [("file", "test.sink.txt"), ("topics", "connect-test")]
@@ -113,7 +113,7 @@ impl SinkConnector for FileStreamSinkConnector {
 /// appear twice: delivery is at-least-once).
 ///
 /// ```
-/// use connect_examples::file_stream::FileStreamSinkTask;
+/// use connect_file::FileStreamSinkTask;
 /// let _task = FileStreamSinkTask::new(); // started by the runtime
 /// ```
 #[derive(Default)]

@@ -1,5 +1,5 @@
 //! `connect-standalone`: Kafka Connect's standalone worker with the
-//! FileStream connectors and the AddHeader SMT compiled in.
+//! FileStream connectors (`connect-file`) compiled in.
 //!
 //! ```text
 //! connect-standalone config/connect-standalone.properties \
@@ -18,10 +18,7 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use connect_examples::add_header::AddHeader;
-use connect_examples::file_stream::{
-    FileStreamSinkConnector, FileStreamSourceConnector, SINK_NAMES, SOURCE_NAMES,
-};
+use connect_file::{FileStreamSinkConnector, FileStreamSourceConnector, SINK_NAMES, SOURCE_NAMES};
 use connect_runtime::rest::Loggers;
 use connect_runtime::standalone::run_standalone;
 use connect_runtime::worker::Plugins;
@@ -65,9 +62,6 @@ fn main() {
     plugins.register_sink(sink_class, sink_aliases, || {
         Box::new(FileStreamSinkConnector::default())
     });
-    plugins
-        .transforms_mut()
-        .register_transform("com.example.AddHeader", AddHeader::new);
 
     let args: Vec<String> = std::env::args().skip(1).collect();
     std::process::exit(run_standalone(args, plugins, loggers));

@@ -13,7 +13,7 @@ use connect_api::{
     SinkRecord, SinkTask, SinkTaskContext, SourceConnector, SourceMap, SourceRecord, SourceTask,
     SourceTaskContext, Struct, TopicPartition, Value,
 };
-use connect_examples::file_stream::{
+use connect_file::{
     FileStreamSinkConnector, FileStreamSinkTask, FileStreamSourceConnector, FileStreamSourceTask,
     SINK_NAMES, SOURCE_NAMES,
 };
