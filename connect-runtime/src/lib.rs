@@ -7,7 +7,13 @@
 /// The converters, from their own crate (`connect-converters`).
 pub use connect_converters as converters;
 pub mod errors;
-pub mod kafka;
+/// The Kafka port (`connect-kafka`) and, with the `rdkafka` feature, its
+/// librdkafka adapter as `kafka::rdkafka` (`connect-rdkafka`).
+pub mod kafka {
+    pub use connect_kafka::*;
+    #[cfg(feature = "rdkafka")]
+    pub use connect_rdkafka as rdkafka;
+}
 pub mod offsets;
 pub mod properties;
 #[cfg(feature = "rest")]

@@ -5,11 +5,11 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use connect_runtime::kafka::rdkafka::MockKafka;
-use connect_runtime::kafka::{
+use connect_kafka::{
     ClientConfig, ConsumerEvent, CreateTopicOutcome, KafkaCluster, KafkaErrorKind, NewTopic,
     Subscription, TopicPartition,
 };
+use connect_rdkafka::MockKafka;
 use tokio::time::Instant;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -28,7 +28,7 @@ use tokio::time::Instant;
 
 use super::errors::from_rd;
 use super::producer::offsets_list;
-use crate::kafka::{
+use connect_kafka::{
     CommitMode, ConsumedRecord, Consumer, ConsumerEvent, GroupMetadata, KafkaError, KafkaErrorKind,
     Subscription, TimestampType, TopicPartition, TopicPartitionOffsets,
 };

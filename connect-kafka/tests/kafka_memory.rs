@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use connect_runtime::kafka::memory::{FaultKind, MemoryKafka};
-use connect_runtime::kafka::{
+use connect_kafka::memory::{FaultKind, MemoryKafka};
+use connect_kafka::{
     ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, CreateTopicOutcome,
     Delivered, DeliverySink, KafkaCluster, KafkaError, KafkaErrorKind, NewTopic, OutRecord,
     Producer, SendError, Subscription, TimestampType, TopicPartition, TopicPartitionOffsets,
@@ -710,7 +710,7 @@ async fn consumer_config_errors_name_the_property() {
 
 mod properties {
     use super::*;
-    use connect_runtime::kafka::partitioner::partition_for_key;
+    use connect_kafka::partitioner::partition_for_key;
     use proptest::prelude::*;
 
     /// (key, value, explicit partition) of a generated record.

@@ -5,7 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::MemoryKafka;
-use crate::kafka::{Admin, CreateTopicOutcome, KafkaError, NewTopic, TopicDescription};
+use crate::{Admin, CreateTopicOutcome, KafkaError, NewTopic, TopicDescription};
 
 pub(super) struct MemoryAdmin {
     cluster: MemoryKafka,

@@ -11,7 +11,7 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use connect_runtime::kafka::rdkafka::MockKafka;
+use connect_rdkafka::MockKafka;
 
 const USAGE: &str = "usage: mock-kafka [--brokers N] [--topic NAME:PARTITIONS]...
   --brokers N                 number of mock brokers (default 1)

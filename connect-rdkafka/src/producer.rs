@@ -14,7 +14,7 @@ use ::rdkafka::{Offset, TopicPartitionList};
 use async_trait::async_trait;
 
 use super::errors::from_rd;
-use crate::kafka::{
+use connect_kafka::{
     Delivered, DeliverySink, GroupMetadata, KafkaError, KafkaErrorKind, OutRecord, Producer,
     SendError, TopicPartitionOffsets,
 };

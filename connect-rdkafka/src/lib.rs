@@ -17,7 +17,9 @@ mod producer;
 use std::sync::Arc;
 
 pub use self::mock::MockKafka;
-use super::{Admin, ClientConfig, Consumer, DeliverySink, KafkaCluster, KafkaError, Producer};
+use connect_kafka::{
+    Admin, ClientConfig, Consumer, DeliverySink, KafkaCluster, KafkaError, Producer,
+};
 
 /// Properties Java clients accept that librdkafka rejects as unknown.
 const JAVA_ONLY: &[&str] = &[
@@ -38,8 +40,8 @@ const JAVA_ONLY: &[&str] = &[
 /// A Kafka cluster reached through librdkafka.
 ///
 /// ```no_run
-/// use connect_runtime::kafka::rdkafka::RdKafkaCluster;
-/// use connect_runtime::kafka::{ClientConfig, KafkaCluster};
+/// use connect_rdkafka::RdKafkaCluster;
+/// use connect_kafka::{ClientConfig, KafkaCluster};
 ///
 /// let mut base = ClientConfig::new();
 /// base.insert("bootstrap.servers".into(), "localhost:9092".into());
@@ -120,7 +122,7 @@ impl KafkaCluster for RdKafkaCluster {
             None => 500,
             Some(v) => v.trim().parse::<usize>().map_err(|_| {
                 KafkaError::new(
-                    super::KafkaErrorKind::Config,
+                    connect_kafka::KafkaErrorKind::Config,
                     format!("client property max.poll.records='{v}' is not a valid number"),
                 )
             })?,

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use super::group::{Matcher, Member};
 use super::log::{PartitionLog, RecordState};
 use super::{config_number, Inner, State};
-use crate::kafka::{
+use crate::{
     ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, GroupMetadata, KafkaError,
     KafkaErrorKind, Subscription, TopicPartition, TopicPartitionOffsets,
 };

@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use connect_runtime::kafka::memory::MemoryKafka;
-use connect_runtime::kafka::partitioner::partition_for_key;
-use connect_runtime::kafka::rdkafka::{MockKafka, RdKafkaCluster};
-use connect_runtime::kafka::{
+use connect_kafka::memory::MemoryKafka;
+use connect_kafka::partitioner::partition_for_key;
+use connect_kafka::{
     ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, CreateTopicOutcome,
     Delivered, DeliverySink, KafkaCluster, KafkaError, NewTopic, OutRecord, SendError,
     Subscription, TimestampType, TopicPartition, TopicPartitionOffsets,
 };
+use connect_rdkafka::{MockKafka, RdKafkaCluster};
 use tokio::time::Instant;
 
 /// Generous: the machine may be loaded; conditions are polled, never slept on.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::kafka::{ConsumedRecord, KafkaError, KafkaErrorKind, NewTopic, TimestampType};
+use crate::{ConsumedRecord, KafkaError, KafkaErrorKind, NewTopic, TimestampType};
 
 /// Transaction id inside the in-memory cluster.
 pub(super) type TxnId = u64;

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use regex::Regex;
 
 use super::log::Topic;
-use crate::kafka::{
-    KafkaError, KafkaErrorKind, Subscription, TopicPartition, TopicPartitionOffsets,
-};
+use crate::{KafkaError, KafkaErrorKind, Subscription, TopicPartition, TopicPartitionOffsets};
 
 /// A subscription ready to match topic names.
 #[derive(Debug, Clone)]
@@ -123,7 +121,7 @@ impl Group {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kafka::NewTopic;
+    use crate::NewTopic;
 
     fn member(topics: &[&str]) -> Member {
         Member {

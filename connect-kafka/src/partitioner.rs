@@ -4,7 +4,7 @@
 /// Kafka's 32-bit murmur2 hash (`org.apache.kafka.common.utils.Utils.murmur2`).
 ///
 /// ```
-/// use connect_runtime::kafka::partitioner::murmur2;
+/// use connect_kafka::partitioner::murmur2;
 /// assert_eq!(murmur2(b"21"), -973932308);
 /// ```
 pub fn murmur2(data: &[u8]) -> i32 {
@@ -45,7 +45,7 @@ pub fn murmur2(data: &[u8]) -> i32 {
 /// `partitions` must be at least 1.
 ///
 /// ```
-/// use connect_runtime::kafka::partitioner::partition_for_key;
+/// use connect_kafka::partitioner::partition_for_key;
 /// assert_eq!(partition_for_key(b"21", 1), 0);
 /// assert!(partition_for_key(b"order-17", 12) < 12);
 /// ```

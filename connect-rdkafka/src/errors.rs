@@ -2,7 +2,7 @@
 
 use ::rdkafka::error::{KafkaError as RdError, RDKafkaErrorCode as Code};
 
-use crate::kafka::{KafkaError, KafkaErrorKind};
+use connect_kafka::{KafkaError, KafkaErrorKind};
 
 /// The port's kind for a librdkafka error code.
 pub(super) fn kind_of(code: Code) -> KafkaErrorKind {

@@ -1,4 +1,5 @@
-//! The Kafka port: everything the runtime does with Kafka, and its adapters.
+//! The Kafka port: everything the runtime does with Kafka, and the in-memory
+//! adapter (the librdkafka one is the `connect-rdkafka` crate).
 //!
 //! The runtime is handed one `Arc<dyn KafkaCluster>` and reaches Kafka only
 //! through the traits here: [`Producer`] (per-record acknowledgement through a
@@ -15,8 +16,6 @@
 mod error;
 pub mod memory;
 pub mod partitioner;
-#[cfg(feature = "rdkafka")]
-pub mod rdkafka;
 mod types;
 
 pub use connect_api::sink::{TopicPartition, TopicPartitionOffsets};

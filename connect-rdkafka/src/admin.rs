@@ -12,7 +12,7 @@ use ::rdkafka::metadata::Metadata;
 use async_trait::async_trait;
 
 use super::errors::{from_rd, kind_of};
-use crate::kafka::{
+use connect_kafka::{
     Admin, CreateTopicOutcome, KafkaError, KafkaErrorKind, NewTopic, TopicDescription,
 };
 

@@ -48,7 +48,7 @@ impl KafkaErrorKind {
 /// failed and where (topic, partition, group).
 ///
 /// ```
-/// use connect_runtime::kafka::{KafkaError, KafkaErrorKind};
+/// use connect_kafka::{KafkaError, KafkaErrorKind};
 ///
 /// let e = KafkaError::new(KafkaErrorKind::Timeout, "produce to orders-3 timed out");
 /// assert!(e.is_retriable());

@@ -13,12 +13,12 @@ use ::rdkafka::ClientConfig as RdConfig;
 
 use super::errors::from_rd;
 use super::RdKafkaCluster;
-use crate::kafka::{ClientConfig, KafkaError, KafkaErrorKind};
+use connect_kafka::{ClientConfig, KafkaError, KafkaErrorKind};
 
 /// A running mock cluster; it stops when this is dropped.
 ///
 /// ```
-/// use connect_runtime::kafka::rdkafka::MockKafka;
+/// use connect_rdkafka::MockKafka;
 ///
 /// let kafka = MockKafka::start(1, &[("orders", 3)]).unwrap();
 /// assert!(kafka.bootstrap_servers().starts_with("127.0.0.1:"));
@@ -94,7 +94,7 @@ impl MockKafka {
             .map_err(|e| from_rd(&e, format_args!("creating mock topic '{name}'")))
     }
 
-    /// An rdkafka-backed [`KafkaCluster`](crate::kafka::KafkaCluster) on this
+    /// An rdkafka-backed [`KafkaCluster`](connect_kafka::KafkaCluster) on this
     /// mock cluster.
     pub fn cluster(&self) -> RdKafkaCluster {
         let mut base = ClientConfig::new();

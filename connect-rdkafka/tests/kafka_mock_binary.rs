@@ -6,11 +6,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use connect_runtime::kafka::rdkafka::RdKafkaCluster;
-use connect_runtime::kafka::{
+use connect_kafka::{
     ClientConfig, ConsumerEvent, Delivered, DeliverySink, KafkaCluster, KafkaError, OutRecord,
     Subscription,
 };
+use connect_rdkafka::RdKafkaCluster;
 use tokio::time::Instant;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mock-kafka");

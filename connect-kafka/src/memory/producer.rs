@@ -15,8 +15,8 @@ use tokio::time::Instant;
 
 use super::log::{RecordState, Stored, TxnId};
 use super::{config_number, now_ms, Inner, OpenTxn, State};
-use crate::kafka::partitioner::partition_for_key;
-use crate::kafka::{
+use crate::partitioner::partition_for_key;
+use crate::{
     ClientConfig, ConsumedRecord, Delivered, DeliverySink, GroupMetadata, KafkaError,
     KafkaErrorKind, OutRecord, Producer, SendError, TimestampType, TopicPartitionOffsets,
 };

@@ -219,8 +219,8 @@ impl Inner {
 /// ```
 /// use std::sync::{Arc, Mutex};
 /// use std::time::Duration;
-/// use connect_runtime::kafka::memory::MemoryKafka;
-/// use connect_runtime::kafka::*;
+/// use connect_kafka::memory::MemoryKafka;
+/// use connect_kafka::*;
 ///
 /// struct Acks(Mutex<Vec<(u64, i32, i64)>>);
 /// impl DeliverySink for Acks {
@@ -242,7 +242,7 @@ impl Inner {
 /// producer.send(&record, 7).unwrap();
 /// producer.flush(Duration::from_secs(5)).await.unwrap();
 /// // Where Kafka's default partitioner puts key "21" among 3 partitions.
-/// let p = connect_runtime::kafka::partitioner::partition_for_key(b"21", 3);
+/// let p = connect_kafka::partitioner::partition_for_key(b"21", 3);
 /// assert_eq!(acks.0.lock().unwrap().as_slice(), &[(7, p, 0)]);
 ///
 /// let config: ClientConfig = [("group.id", "g"), ("auto.offset.reset", "earliest")]
