@@ -7,6 +7,7 @@
 /// The converters, from their own crate (`connect-converters`).
 pub use connect_converters as converters;
 pub mod errors;
+pub mod herder;
 /// The Kafka port (`connect-kafka`) and, with the `rdkafka` feature, its
 /// librdkafka adapter as `kafka::rdkafka` (`connect-rdkafka`).
 pub mod kafka {

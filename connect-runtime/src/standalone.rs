@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 use connect_api::config::ConfigMap;
 
+use crate::herder::Herder;
 use crate::kafka::KafkaCluster;
 use crate::offsets::FileOffsetStore;
 use crate::properties::load_properties;
@@ -257,11 +258,14 @@ async fn run(
         .unwrap_or_else(|| "http://127.0.0.1:8083".to_string());
     let (_kafka, cluster) = connect_kafka(&setup)?;
     let worker = Worker::new(setup.worker.clone(), plugins, cluster, Arc::new(offsets));
-    let rest = RestServer::start(worker.clone(), &listener, loggers)
+    // The REST API and the command line's connectors both go through the
+    // herder seam; the worker is the standalone herder.
+    let herder: Arc<dyn Herder> = Arc::new(worker.clone());
+    let rest = RestServer::start(herder.clone(), &listener, loggers)
         .await
         .map_err(|e| failure(format!("{}: {e}", setup.worker_file)))?;
     for (name, config) in setup.connectors {
-        if let Err(e) = worker
+        if let Err(e) = herder
             .create_connector(&name, config, TargetState::Started)
             .await
         {

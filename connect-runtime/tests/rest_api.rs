@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use connect_api::config::validators::Range;
+use connect_api::config::ConfigReport;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
 use connect_api::connector::{Connector, ConnectorContext, SinkConnector, SourceConnector};
 use connect_api::sink::{SinkTask, SinkTaskContext};
@@ -15,10 +16,15 @@ use connect_api::source::{SourceTask, SourceTaskContext};
 use connect_api::{
     ConnectError, Record, Result, Schema, SinkRecord, SourceMap, SourceRecord, Value,
 };
+use connect_runtime::herder::Herder;
 use connect_runtime::kafka::memory::MemoryKafka;
 use connect_runtime::offsets::MemoryOffsetStore;
 use connect_runtime::rest::{Loggers, RestServer};
-use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
+use connect_runtime::status::TargetState;
+use connect_runtime::worker::offsets::{ConnectorOffsets, OffsetChange};
+use connect_runtime::worker::{
+    ConnectorInfo, ConnectorStatus, Plugins, TaskStateInfo, Worker, WorkerConfig,
+};
 use serde_json::{json, Value as Json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -1292,5 +1298,160 @@ async fn health_is_503_until_ready() {
     .await
     .unwrap_err();
     assert!(e.to_string().contains("listeners"), "{e}");
+    server.stop().await;
+}
+
+// ------------------------------------------------------------ the herder seam
+
+/// A herder that is not the standalone worker: it answers reads from a
+/// worker and refuses every change with a conflict, as a distributed
+/// follower that cannot reach its leader would. The REST layer serves it
+/// unchanged, and every request goes through the trait (recorded).
+struct ReadOnlyHerder {
+    inner: Worker,
+    calls: Mutex<Vec<&'static str>>,
+}
+
+impl ReadOnlyHerder {
+    fn read(&self, call: &'static str) -> &Worker {
+        self.calls.lock().unwrap().push(call);
+        &self.inner
+    }
+    fn refuse<T>(&self, call: &'static str) -> connect_api::Result<T> {
+        self.calls.lock().unwrap().push(call);
+        Err(connect_api::ConnectError::conflict(
+            "this worker cannot reach the leader; try again",
+        ))
+    }
+}
+
+#[async_trait]
+impl Herder for ReadOnlyHerder {
+    fn worker_id(&self) -> &str {
+        self.inner.worker_id()
+    }
+    fn config(&self) -> &WorkerConfig {
+        self.inner.config()
+    }
+    fn plugins(&self) -> &Plugins {
+        self.inner.plugins()
+    }
+    fn set_listener_address(&self, addr: std::net::SocketAddr) {
+        self.inner.set_listener_address(addr);
+    }
+    async fn kafka_cluster_id(&self) -> Option<String> {
+        self.read("kafka_cluster_id").kafka_cluster_id().await
+    }
+    fn validate(&self, config: &ConfigMap) -> connect_api::Result<(String, Vec<ConfigReport>)> {
+        self.read("validate").validate(config)
+    }
+    async fn connector_names(&self) -> Vec<String> {
+        self.read("connector_names").connector_names().await
+    }
+    async fn create_connector(
+        &self,
+        _: &str,
+        _: ConfigMap,
+        _: TargetState,
+    ) -> connect_api::Result<ConnectorInfo> {
+        self.refuse("create_connector")
+    }
+    async fn put_connector_config(
+        &self,
+        _: &str,
+        _: ConfigMap,
+    ) -> connect_api::Result<(ConnectorInfo, bool)> {
+        self.refuse("put_connector_config")
+    }
+    async fn delete_connector(&self, _: &str) -> connect_api::Result<()> {
+        self.refuse("delete_connector")
+    }
+    async fn connector_info(&self, name: &str) -> connect_api::Result<ConnectorInfo> {
+        self.read("connector_info").connector_info(name).await
+    }
+    async fn task_configs(&self, name: &str) -> connect_api::Result<Vec<ConfigMap>> {
+        self.read("task_configs").task_configs(name).await
+    }
+    async fn connector_status(&self, name: &str) -> connect_api::Result<ConnectorStatus> {
+        self.read("connector_status").connector_status(name).await
+    }
+    async fn task_status(&self, name: &str, task: u32) -> connect_api::Result<TaskStateInfo> {
+        self.read("task_status").task_status(name, task).await
+    }
+    async fn pause(&self, _: &str) -> connect_api::Result<()> {
+        self.refuse("pause")
+    }
+    async fn resume(&self, _: &str) -> connect_api::Result<()> {
+        self.refuse("resume")
+    }
+    async fn stop(&self, _: &str) -> connect_api::Result<()> {
+        self.refuse("stop")
+    }
+    async fn restart_connector(
+        &self,
+        _: &str,
+        _: bool,
+        _: bool,
+    ) -> connect_api::Result<ConnectorStatus> {
+        self.refuse("restart_connector")
+    }
+    async fn restart_task(&self, _: &str, _: u32) -> connect_api::Result<()> {
+        self.refuse("restart_task")
+    }
+    async fn connector_offsets(&self, name: &str) -> connect_api::Result<ConnectorOffsets> {
+        self.read("connector_offsets").connector_offsets(name).await
+    }
+    async fn alter_connector_offsets(
+        &self,
+        _: &str,
+        _: Vec<OffsetChange>,
+    ) -> connect_api::Result<String> {
+        self.refuse("alter_connector_offsets")
+    }
+    async fn reset_connector_offsets(&self, _: &str) -> connect_api::Result<String> {
+        self.refuse("reset_connector_offsets")
+    }
+}
+
+#[tokio::test]
+async fn the_rest_api_serves_any_herder() {
+    let f = Fixture::start().await;
+    assert_eq!(f.create_source("src", "t").await.status, 201);
+    let herder = Arc::new(ReadOnlyHerder {
+        inner: f.worker.clone(),
+        calls: Mutex::new(Vec::new()),
+    });
+    let server = RestServer::start(
+        herder.clone(),
+        "http://127.0.0.1:0",
+        Loggers::in_memory("INFO"),
+    )
+    .await
+    .unwrap();
+    let url = server.url();
+    let listed = http(&url, "GET", "/connectors", None).await;
+    assert_eq!((listed.status, listed.body.clone()), (200, json!(["src"])));
+    let status = http(&url, "GET", "/connectors/src/status", None).await;
+    assert_eq!(status.status, 200);
+    assert_eq!(status.body["name"], "src");
+    let body = json!({"name": "other", "config": {"connector.class": "CounterSource"}});
+    let refused = http(&url, "POST", "/connectors", Some(&body.to_string())).await;
+    assert_eq!(refused.status, 409);
+    assert!(
+        refused.message().contains("cannot reach the leader"),
+        "{}",
+        refused.message()
+    );
+    let paused = http(&url, "PUT", "/connectors/src/pause", None).await;
+    assert_eq!(paused.status, 409);
+    assert_eq!(
+        *herder.calls.lock().unwrap(),
+        [
+            "connector_names",
+            "connector_status",
+            "create_connector",
+            "pause"
+        ]
+    );
     server.stop().await;
 }

@@ -169,7 +169,7 @@ pub(super) async fn list(
             }
         }
     }
-    let w = &state.worker;
+    let w = &state.herder;
     let names = w.connector_names().await;
     if !status && !info {
         return Ok(Json(json!(names)));
@@ -243,7 +243,7 @@ pub(super) async fn create(State(state): State<Shared>, body: Bytes) -> ApiResul
         }
     };
     let info = state
-        .worker
+        .herder
         .create_connector(&name, config, initial)
         .await?;
     Ok((
@@ -258,14 +258,14 @@ pub(super) async fn info(
     State(state): State<Shared>,
     Path(name): Path<String>,
 ) -> ApiResult<Response> {
-    Ok(Json(state.worker.connector_info(&name).await?).into_response())
+    Ok(Json(state.herder.connector_info(&name).await?).into_response())
 }
 
 pub(super) async fn delete(
     State(state): State<Shared>,
     Path(name): Path<String>,
 ) -> ApiResult<StatusCode> {
-    state.worker.delete_connector(&name).await?;
+    state.herder.delete_connector(&name).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -273,7 +273,7 @@ pub(super) async fn config(
     State(state): State<Shared>,
     Path(name): Path<String>,
 ) -> ApiResult<Json<ConfigMap>> {
-    Ok(Json(state.worker.connector_info(&name).await?.config))
+    Ok(Json(state.herder.connector_info(&name).await?.config))
 }
 
 pub(super) async fn put_config(
@@ -285,7 +285,7 @@ pub(super) async fn put_config(
     let mut config = config_map(object(&body, "The connector config")?, "Connector config")?;
     check_new_name(&name)?;
     check_name(&name, &mut config)?;
-    let (info, created) = state.worker.put_connector_config(&name, config).await?;
+    let (info, created) = state.herder.put_connector_config(&name, config).await?;
     let status = if created {
         StatusCode::CREATED
     } else {
@@ -310,7 +310,7 @@ pub(super) async fn patch_config(
 ) -> ApiResult<Response> {
     let body: Value = parse_json(&body)?;
     let patch = object(&body, "The config patch")?;
-    let mut config = state.worker.connector_info(&name).await?.config;
+    let mut config = state.herder.connector_info(&name).await?.config;
     for (k, v) in patch {
         match v {
             Value::Null => {
@@ -331,7 +331,7 @@ pub(super) async fn patch_config(
         }
     }
     check_name(&name, &mut config)?;
-    let (info, _) = state.worker.put_connector_config(&name, config).await?;
+    let (info, _) = state.herder.put_connector_config(&name, config).await?;
     Ok(Json(info).into_response())
 }
 
@@ -339,7 +339,7 @@ pub(super) async fn status(
     State(state): State<Shared>,
     Path(name): Path<String>,
 ) -> ApiResult<Response> {
-    Ok(Json(state.worker.connector_status(&name).await?).into_response())
+    Ok(Json(state.herder.connector_status(&name).await?).into_response())
 }
 
 /// Task configs with config provider values put back as their references
@@ -348,7 +348,7 @@ pub(super) async fn tasks(
     State(state): State<Shared>,
     Path(name): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    let w = &state.worker;
+    let w = &state.herder;
     let raw = w.connector_info(&name).await?.config;
     let configs = w.task_configs(&name).await?;
     let providers = providers::Providers::from_worker(w.config().originals());
@@ -383,7 +383,7 @@ pub(super) async fn task_status(
     Path((name, task)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     let t = task_number(&name, &task)?;
-    Ok(Json(state.worker.task_status(&name, t).await?).into_response())
+    Ok(Json(state.herder.task_status(&name, t).await?).into_response())
 }
 
 pub(super) async fn restart_task(
@@ -391,7 +391,7 @@ pub(super) async fn restart_task(
     Path((name, task)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
     let t = task_number(&name, &task)?;
-    state.worker.restart_task(&name, t).await?;
+    state.herder.restart_task(&name, t).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -404,7 +404,7 @@ pub(super) async fn restart(
 ) -> ApiResult<Response> {
     let include_tasks = query_bool(&query, "includeTasks", false)?;
     let only_failed = query_bool(&query, "onlyFailed", false)?;
-    let w = &state.worker;
+    let w = &state.herder;
     if !include_tasks && !only_failed {
         w.restart_connector(&name, false, false).await?;
         return Ok(StatusCode::NO_CONTENT.into_response());
@@ -432,7 +432,7 @@ pub(super) async fn pause(
     State(state): State<Shared>,
     Path(name): Path<String>,
 ) -> ApiResult<StatusCode> {
-    state.worker.pause(&name).await?;
+    state.herder.pause(&name).await?;
     Ok(StatusCode::ACCEPTED)
 }
 
@@ -440,7 +440,7 @@ pub(super) async fn resume(
     State(state): State<Shared>,
     Path(name): Path<String>,
 ) -> ApiResult<StatusCode> {
-    state.worker.resume(&name).await?;
+    state.herder.resume(&name).await?;
     Ok(StatusCode::ACCEPTED)
 }
 
@@ -448,7 +448,7 @@ pub(super) async fn stop(
     State(state): State<Shared>,
     Path(name): Path<String>,
 ) -> ApiResult<StatusCode> {
-    state.worker.stop(&name).await?;
+    state.herder.stop(&name).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -456,7 +456,7 @@ pub(super) async fn offsets(
     State(state): State<Shared>,
     Path(name): Path<String>,
 ) -> ApiResult<Response> {
-    Ok(Json(state.worker.connector_offsets(&name).await?).into_response())
+    Ok(Json(state.herder.connector_offsets(&name).await?).into_response())
 }
 
 pub(super) async fn alter_offsets(
@@ -496,7 +496,7 @@ pub(super) async fn alter_offsets(
         };
         changes.push((partition, offset));
     }
-    let message = state.worker.alter_connector_offsets(&name, changes).await?;
+    let message = state.herder.alter_connector_offsets(&name, changes).await?;
     Ok(Json(json!({ "message": message })))
 }
 
@@ -504,7 +504,7 @@ pub(super) async fn reset_offsets(
     State(state): State<Shared>,
     Path(name): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    let message = state.worker.reset_connector_offsets(&name).await?;
+    let message = state.herder.reset_connector_offsets(&name).await?;
     Ok(Json(json!({ "message": message })))
 }
 

@@ -41,22 +41,23 @@ use tokio::task::JoinHandle;
 pub use error::ApiError;
 pub use loggers::{LevelSetter, Loggers};
 
-use crate::worker::Worker;
+use crate::herder::Herder;
 
 /// What every handler sees.
 struct AppState {
-    worker: Worker,
+    herder: Arc<dyn Herder>,
     loggers: Loggers,
     ready: AtomicBool,
 }
 
 type Shared = Arc<AppState>;
 
-/// The routes of the API over `worker`, for embedding in another axum app
-/// (already ready: `/health` answers 200).
-pub fn router(worker: Worker, loggers: Loggers) -> Router {
+/// The routes of the API over `herder` (a [`Worker`](crate::worker::Worker)
+/// for standalone mode), for embedding in another axum app (already ready:
+/// `/health` answers 200).
+pub fn router(herder: impl Herder, loggers: Loggers) -> Router {
     let state = Arc::new(AppState {
-        worker,
+        herder: Arc::new(herder),
         loggers,
         ready: AtomicBool::new(true),
     });
@@ -134,7 +135,7 @@ async fn root(
     Json(json!({
         "version": env!("CARGO_PKG_VERSION"),
         "commit": option_env!("CONNECT_GIT_COMMIT").unwrap_or("unknown"),
-        "kafka_cluster_id": state.worker.kafka_cluster_id().await,
+        "kafka_cluster_id": state.herder.kafka_cluster_id().await,
     }))
 }
 
@@ -191,7 +192,11 @@ impl RestServer {
     /// Bind `listener` (`http://host:port`; an empty host means all
     /// interfaces, port 0 a free port) and serve. `/health` answers 503
     /// until [`set_ready`](RestServer::set_ready).
-    pub async fn start(worker: Worker, listener: &str, loggers: Loggers) -> Result<RestServer> {
+    pub async fn start(
+        herder: impl Herder,
+        listener: &str,
+        loggers: Loggers,
+    ) -> Result<RestServer> {
         let addr = parse_listener(listener)?;
         let tcp = tokio::net::TcpListener::bind(&addr).await.map_err(|e| {
             ConnectError::config(
@@ -202,9 +207,9 @@ impl RestServer {
         let addr = tcp
             .local_addr()
             .map_err(|e| ConnectError::other(format!("listener address: {e}")))?;
-        worker.set_listener_address(addr);
+        herder.set_listener_address(addr);
         let state = Arc::new(AppState {
-            worker,
+            herder: Arc::new(herder),
             loggers,
             ready: AtomicBool::new(false),
         });

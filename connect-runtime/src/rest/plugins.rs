@@ -20,7 +20,7 @@ pub(super) async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Json<Vec<Value>>, ApiError> {
     let connectors_only = query_bool(&query, "connectorsOnly", true)?;
-    let plugins = state.worker.plugins();
+    let plugins = state.herder.plugins();
     let mut out: Vec<Value> = plugins
         .connector_classes()
         .map(|p| json!({"class": p.class, "type": p.kind.as_str(), "version": p.version}))
@@ -57,7 +57,7 @@ pub(super) async fn list(
 
 fn plugin<'a>(state: &'a Shared, name: &str) -> Result<&'a ConnectorPlugin, ApiError> {
     state
-        .worker
+        .herder
         .plugins()
         .connector(name)
         .map_err(|_| ApiError::not_found(format!("Unknown plugin {name}.")))
@@ -110,7 +110,7 @@ pub(super) async fn config(
     State(state): State<Shared>,
     Path(name): Path<String>,
 ) -> Result<Json<Vec<Value>>, ApiError> {
-    let plugins = state.worker.plugins();
+    let plugins = state.herder.plugins();
     let def = if let Ok(p) = plugins.connector(&name) {
         p.create().as_connector_ref().config_def()
     } else if let Some((_, t)) = plugins.transforms().create_transform::<SourceRecord>(&name) {
@@ -154,7 +154,7 @@ pub(super) async fn validate(
     match config.get("connector.class") {
         Some(given) => {
             let same = state
-                .worker
+                .herder
                 .plugins()
                 .connector(given)
                 .is_ok_and(|p| p.class == plugin.class);
@@ -168,7 +168,7 @@ pub(super) async fn validate(
             config.insert("connector.class".into(), plugin.class.clone());
         }
     }
-    let (class, reports) = state.worker.validate(&config)?;
+    let (class, reports) = state.herder.validate(&config)?;
     let def = full_def(plugin);
     let mut groups: Vec<String> = Vec::new();
     for key in def.keys() {

@@ -1,0 +1,308 @@
+//! The herder seam: what the REST API and the command line ask of a
+//! worker, whatever keeps its connectors.
+//!
+//! A herder creates, reconfigures, pauses, stops, restarts and deletes
+//! connectors, reports their status and task configs, and administers
+//! their offsets. [`Worker`] is the standalone herder: it keeps everything
+//! in this process. The distributed herder (group membership, configs and
+//! statuses in Kafka topics, requests forwarded to the leader) implements
+//! the same trait, so the REST layer does not change with the mode.
+//!
+//! ```no_run
+//! # async fn demo(worker: connect_runtime::worker::Worker) -> connect_api::Result<()> {
+//! use std::sync::Arc;
+//! use connect_runtime::herder::Herder;
+//!
+//! let herder: Arc<dyn Herder> = Arc::new(worker);
+//! for name in herder.connector_names().await {
+//!     println!("{name}: {}", herder.connector_status(&name).await?.connector.state);
+//! }
+//! # Ok(()) }
+//! ```
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use connect_api::config::{ConfigMap, ConfigReport};
+use connect_api::Result;
+
+use crate::status::TargetState;
+use crate::worker::offsets::{ConnectorOffsets, OffsetChange};
+use crate::worker::{ConnectorInfo, ConnectorStatus, Plugins, TaskStateInfo, Worker, WorkerConfig};
+
+/// What the REST API and the CLI need from a worker (Kafka's `Herder`).
+///
+/// Errors carry the [`ErrorKind`](connect_api::ErrorKind) the REST layer
+/// maps to a status code: not found (404), conflict (409), bad request
+/// (400).
+#[async_trait]
+pub trait Herder: Send + Sync + 'static {
+    /// This worker's id, as shown in statuses (`host:port`).
+    fn worker_id(&self) -> &str;
+
+    /// The worker's configuration.
+    fn config(&self) -> &WorkerConfig;
+
+    /// The connectors, transforms, predicates and converters it can run.
+    fn plugins(&self) -> &Plugins;
+
+    /// Tell the herder the address its REST listener got (a `:0` port
+    /// becomes the bound one in the worker id).
+    fn set_listener_address(&self, addr: SocketAddr);
+
+    /// The Kafka cluster's id, `None` while it cannot be reached.
+    async fn kafka_cluster_id(&self) -> Option<String>;
+
+    /// Validate a connector config: the connector class and one report per
+    /// key. An unknown `connector.class` is an error; bad values are not.
+    fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)>;
+
+    /// The connectors' names.
+    async fn connector_names(&self) -> Vec<String>;
+
+    /// Create connector `name` in state `initial`; a conflict if it exists.
+    async fn create_connector(
+        &self,
+        name: &str,
+        config: ConfigMap,
+        initial: TargetState,
+    ) -> Result<ConnectorInfo>;
+
+    /// Create or replace the config of `name`; `true` when it was created.
+    async fn put_connector_config(
+        &self,
+        name: &str,
+        config: ConfigMap,
+    ) -> Result<(ConnectorInfo, bool)>;
+
+    /// Stop and forget `name`.
+    async fn delete_connector(&self, name: &str) -> Result<()>;
+
+    /// The config and tasks of `name`.
+    async fn connector_info(&self, name: &str) -> Result<ConnectorInfo>;
+
+    /// The task configs of `name`.
+    async fn task_configs(&self, name: &str) -> Result<Vec<ConfigMap>>;
+
+    /// The states of `name` and its tasks.
+    async fn connector_status(&self, name: &str) -> Result<ConnectorStatus>;
+
+    /// The state of task `task` of `name`.
+    async fn task_status(&self, name: &str, task: u32) -> Result<TaskStateInfo>;
+
+    /// Pause `name` and its tasks (they keep their resources).
+    async fn pause(&self, name: &str) -> Result<()>;
+
+    /// Resume a paused or stopped `name`.
+    async fn resume(&self, name: &str) -> Result<()>;
+
+    /// Stop `name` (KIP-875): tasks shut down, config kept.
+    async fn stop(&self, name: &str) -> Result<()>;
+
+    /// Restart `name`, and its tasks with `include_tasks` (only the failed
+    /// ones with `only_failed`), as `POST /connectors/{name}/restart`.
+    async fn restart_connector(
+        &self,
+        name: &str,
+        include_tasks: bool,
+        only_failed: bool,
+    ) -> Result<ConnectorStatus>;
+
+    /// Restart one task.
+    async fn restart_task(&self, name: &str, task: u32) -> Result<()>;
+
+    /// The offsets of `name` (`GET /connectors/{name}/offsets`).
+    async fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets>;
+
+    /// Alter the offsets of the stopped connector `name`; Kafka's message.
+    async fn alter_connector_offsets(
+        &self,
+        name: &str,
+        changes: Vec<OffsetChange>,
+    ) -> Result<String>;
+
+    /// Reset every offset of the stopped connector `name`; Kafka's message.
+    async fn reset_connector_offsets(&self, name: &str) -> Result<String>;
+}
+
+/// The standalone herder: the worker keeps its connectors itself.
+#[async_trait]
+impl Herder for Worker {
+    fn worker_id(&self) -> &str {
+        Worker::worker_id(self)
+    }
+    fn config(&self) -> &WorkerConfig {
+        Worker::config(self)
+    }
+    fn plugins(&self) -> &Plugins {
+        Worker::plugins(self)
+    }
+    fn set_listener_address(&self, addr: SocketAddr) {
+        Worker::set_listener_address(self, addr);
+    }
+    async fn kafka_cluster_id(&self) -> Option<String> {
+        Worker::kafka_cluster_id(self).await
+    }
+    fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)> {
+        Worker::validate(self, config)
+    }
+    async fn connector_names(&self) -> Vec<String> {
+        Worker::connector_names(self).await
+    }
+    async fn create_connector(
+        &self,
+        name: &str,
+        config: ConfigMap,
+        initial: TargetState,
+    ) -> Result<ConnectorInfo> {
+        Worker::create_connector(self, name, config, initial).await
+    }
+    async fn put_connector_config(
+        &self,
+        name: &str,
+        config: ConfigMap,
+    ) -> Result<(ConnectorInfo, bool)> {
+        Worker::put_connector_config(self, name, config).await
+    }
+    async fn delete_connector(&self, name: &str) -> Result<()> {
+        Worker::delete_connector(self, name).await
+    }
+    async fn connector_info(&self, name: &str) -> Result<ConnectorInfo> {
+        Worker::connector_info(self, name).await
+    }
+    async fn task_configs(&self, name: &str) -> Result<Vec<ConfigMap>> {
+        Worker::task_configs(self, name).await
+    }
+    async fn connector_status(&self, name: &str) -> Result<ConnectorStatus> {
+        Worker::connector_status(self, name).await
+    }
+    async fn task_status(&self, name: &str, task: u32) -> Result<TaskStateInfo> {
+        Worker::task_status(self, name, task).await
+    }
+    async fn pause(&self, name: &str) -> Result<()> {
+        Worker::pause(self, name).await
+    }
+    async fn resume(&self, name: &str) -> Result<()> {
+        Worker::resume(self, name).await
+    }
+    async fn stop(&self, name: &str) -> Result<()> {
+        Worker::stop(self, name).await
+    }
+    async fn restart_connector(
+        &self,
+        name: &str,
+        include_tasks: bool,
+        only_failed: bool,
+    ) -> Result<ConnectorStatus> {
+        Worker::restart_connector(self, name, include_tasks, only_failed).await
+    }
+    async fn restart_task(&self, name: &str, task: u32) -> Result<()> {
+        Worker::restart_task(self, name, task).await
+    }
+    async fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets> {
+        Worker::connector_offsets(self, name).await
+    }
+    async fn alter_connector_offsets(
+        &self,
+        name: &str,
+        changes: Vec<OffsetChange>,
+    ) -> Result<String> {
+        Worker::alter_connector_offsets(self, name, changes).await
+    }
+    async fn reset_connector_offsets(&self, name: &str) -> Result<String> {
+        Worker::reset_connector_offsets(self, name).await
+    }
+}
+
+/// A shared herder is a herder: the REST API and the embedding program can
+/// hold the same one.
+#[async_trait]
+impl<H: Herder + ?Sized> Herder for Arc<H> {
+    fn worker_id(&self) -> &str {
+        (**self).worker_id()
+    }
+    fn config(&self) -> &WorkerConfig {
+        (**self).config()
+    }
+    fn plugins(&self) -> &Plugins {
+        (**self).plugins()
+    }
+    fn set_listener_address(&self, addr: SocketAddr) {
+        (**self).set_listener_address(addr);
+    }
+    async fn kafka_cluster_id(&self) -> Option<String> {
+        (**self).kafka_cluster_id().await
+    }
+    fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)> {
+        (**self).validate(config)
+    }
+    async fn connector_names(&self) -> Vec<String> {
+        (**self).connector_names().await
+    }
+    async fn create_connector(
+        &self,
+        name: &str,
+        config: ConfigMap,
+        initial: TargetState,
+    ) -> Result<ConnectorInfo> {
+        (**self).create_connector(name, config, initial).await
+    }
+    async fn put_connector_config(
+        &self,
+        name: &str,
+        config: ConfigMap,
+    ) -> Result<(ConnectorInfo, bool)> {
+        (**self).put_connector_config(name, config).await
+    }
+    async fn delete_connector(&self, name: &str) -> Result<()> {
+        (**self).delete_connector(name).await
+    }
+    async fn connector_info(&self, name: &str) -> Result<ConnectorInfo> {
+        (**self).connector_info(name).await
+    }
+    async fn task_configs(&self, name: &str) -> Result<Vec<ConfigMap>> {
+        (**self).task_configs(name).await
+    }
+    async fn connector_status(&self, name: &str) -> Result<ConnectorStatus> {
+        (**self).connector_status(name).await
+    }
+    async fn task_status(&self, name: &str, task: u32) -> Result<TaskStateInfo> {
+        (**self).task_status(name, task).await
+    }
+    async fn pause(&self, name: &str) -> Result<()> {
+        (**self).pause(name).await
+    }
+    async fn resume(&self, name: &str) -> Result<()> {
+        (**self).resume(name).await
+    }
+    async fn stop(&self, name: &str) -> Result<()> {
+        (**self).stop(name).await
+    }
+    async fn restart_connector(
+        &self,
+        name: &str,
+        include_tasks: bool,
+        only_failed: bool,
+    ) -> Result<ConnectorStatus> {
+        (**self)
+            .restart_connector(name, include_tasks, only_failed)
+            .await
+    }
+    async fn restart_task(&self, name: &str, task: u32) -> Result<()> {
+        (**self).restart_task(name, task).await
+    }
+    async fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets> {
+        (**self).connector_offsets(name).await
+    }
+    async fn alter_connector_offsets(
+        &self,
+        name: &str,
+        changes: Vec<OffsetChange>,
+    ) -> Result<String> {
+        (**self).alter_connector_offsets(name, changes).await
+    }
+    async fn reset_connector_offsets(&self, name: &str) -> Result<String> {
+        (**self).reset_connector_offsets(name).await
+    }
+}
