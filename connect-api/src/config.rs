@@ -252,12 +252,26 @@ pub fn parse_value(ty: ConfigType, raw: &str) -> std::result::Result<ConfigValue
         ConfigType::Short => ConfigValue::Short(t.parse().map_err(|_| num_err("16-bit integer"))?),
         ConfigType::Long => ConfigValue::Long(t.parse().map_err(|_| num_err("64-bit integer"))?),
         ConfigType::Double => ConfigValue::Double(t.parse().map_err(|_| num_err("double"))?),
-        ConfigType::List => ConfigValue::List(if t.is_empty() {
-            Vec::new()
-        } else {
-            t.split(',').map(|s| s.trim().to_string()).collect()
-        }),
+        ConfigType::List => ConfigValue::List(parse_list(t)),
     })
+}
+
+/// A LIST value as Kafka parses it: comma-separated, each entry trimmed,
+/// `""` the empty list; empty entries (`a,,b`) are kept.
+///
+/// ```
+/// use connect_api::config::parse_list;
+///
+/// assert_eq!(parse_list(" a, b ,c"), ["a", "b", "c"]);
+/// assert!(parse_list("  ").is_empty());
+/// assert_eq!(parse_list("a,,b"), ["a", "", "b"]);
+/// ```
+pub fn parse_list(value: &str) -> Vec<String> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Vec::new();
+    }
+    value.split(',').map(|s| s.trim().to_string()).collect()
 }
 
 /// A check on one parsed config value.

@@ -186,9 +186,9 @@ fn demo_topics(connectors: &[(String, ConfigMap)]) -> Vec<String> {
     for (_, c) in connectors {
         for key in ["topic", "topics"] {
             if let Some(v) = c.get(key) {
-                for t in v.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-                    if !topics.iter().any(|x| x == t) {
-                        topics.push(t.to_string());
+                for t in connect_api::config::parse_list(v) {
+                    if !t.is_empty() && !topics.contains(&t) {
+                        topics.push(t);
                     }
                 }
             }

@@ -8,8 +8,8 @@ use std::time::Duration;
 use connect_api::connector::ConnectorContext;
 use connect_api::{ConfigMap, ConnectError, Result};
 use connect_runtime::converters::{ConverterRegistry, TaskConverters};
-use connect_runtime::errors::ErrorConfig;
 use connect_runtime::status::{State, StatusListener, TargetState, TaskId};
+use connect_runtime::worker::WorkerConfig;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -42,19 +42,25 @@ impl ConnectorContext for ConnectorLog {
     }
 }
 
-/// Converters, DLQ converter and error settings for one task.
-pub(crate) struct TaskParts {
-    pub(crate) converters: TaskConverters,
-    pub(crate) errors: ErrorConfig,
-}
-
 /// The task's converters as the worker picks them (the connector's own, else
 /// the testkit's default worker config: JSON with schemas).
-pub(crate) fn task_parts(config: &ConfigMap, registry: &ConverterRegistry) -> Result<TaskParts> {
-    Ok(TaskParts {
-        converters: TaskConverters::for_connector(registry, config, &default_worker_config())?,
-        errors: ErrorConfig::parse(config)?,
-    })
+pub(crate) fn task_converters(
+    config: &ConfigMap,
+    registry: &ConverterRegistry,
+) -> Result<TaskConverters> {
+    TaskConverters::for_connector(registry, config, &default_worker_config())
+}
+
+/// The worker config the pipelines' tasks run under: the testkit's
+/// converters and `flush_interval`, Kafka's defaults for the rest, so task
+/// settings come from the same `from_configs` as on a worker.
+pub(crate) fn worker_config(flush_interval: Duration) -> Result<WorkerConfig> {
+    let mut props = default_worker_config();
+    props.insert(
+        "offset.flush.interval.ms".into(),
+        flush_interval.as_millis().max(1).to_string(),
+    );
+    WorkerConfig::parse(&props)
 }
 
 /// One task running under a runtime loop.

@@ -3,14 +3,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use connect_api::config::with_prefix;
 use connect_api::connector::{ConnectorContext, SinkConnector};
 use connect_api::sink::SinkTask;
 use connect_api::{ConfigMap, ConnectError, Record, Result};
 use connect_runtime::converters::ConverterRegistry;
 use connect_runtime::kafka::{
     ClientConfig, Delivered, DeliverySink, KafkaCluster, KafkaError, OutRecord, SendError,
-    Subscription, TopicPartition, TopicPartitionOffsets,
+    TopicPartition, TopicPartitionOffsets,
 };
 use connect_runtime::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
 use connect_runtime::status::{State, TargetState};
@@ -19,7 +18,7 @@ use connect_transforms::registry::TransformRegistry;
 
 use crate::convert::Converters;
 use crate::kafka::MemoryKafka;
-use crate::pipeline::{task_parts, ConnectorLog, Runner};
+use crate::pipeline::{task_converters, worker_config, ConnectorLog, Runner};
 use crate::wait::eventually;
 
 type TaskFactory = Box<dyn Fn() -> Box<dyn SinkTask> + Send>;
@@ -195,36 +194,14 @@ impl SinkPipeline {
 
     fn spawn(&mut self) -> Result<()> {
         let config = self.config.clone().unwrap_or_default();
-        let parts = task_parts(&config, &self.converters)?;
-        let subscription = match config.get("topics.regex").map(|r| r.trim()) {
-            Some(r) if !r.is_empty() => Subscription::Pattern(r.to_string()),
-            _ => Subscription::Topics(
-                config
-                    .get("topics")
-                    .map(|t| {
-                        t.split(',')
-                            .map(|s| s.trim().to_string())
-                            .filter(|s| !s.is_empty())
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            ),
-        };
-        if subscription == Subscription::Topics(Vec::new()) {
-            return Err(ConnectError::config(
-                "topics",
-                "a sink needs 'topics' or 'topics.regex'",
-            ));
-        }
-        let settings = SinkTaskSettings {
-            id: self.runner.id(),
-            subscription,
-            flush_interval: self.flush_interval,
-            errors: parts.errors,
-            consumer: with_prefix(&config, "consumer.override."),
-            producer: with_prefix(&config, "producer.override."),
-            poll_timeout: Duration::from_millis(100),
-        };
+        let converters = task_converters(&config, &self.converters)?;
+        let mut settings = SinkTaskSettings::from_configs(
+            self.runner.id(),
+            &config,
+            &worker_config(self.flush_interval)?,
+        )?;
+        // Short polls: the harness drives tokio's paused clock.
+        settings.poll_timeout = Duration::from_millis(100);
         let transforms = TransformChain::from_config(&config, &self.transforms)?;
         let task = match &self.tasks {
             Tasks::Factory(f) => f(),
@@ -234,7 +211,7 @@ impl SinkPipeline {
             task,
             task_config: self.task_config.clone(),
             transforms: (!transforms.is_empty()).then_some(transforms),
-            converters: parts.converters,
+            converters,
         };
         let cluster: Arc<dyn KafkaCluster> = Arc::new(self.kafka.clone());
         let control = self.runner.control();

@@ -3,23 +3,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use connect_api::config::with_prefix;
 use connect_api::connector::{ConnectorContext, SourceConnector};
 use connect_api::source::SourceTask;
 use connect_api::{ConfigMap, ConnectError, Result, SinkRecord, SourceMap};
 use connect_runtime::converters::ConverterRegistry;
 use connect_runtime::kafka::{ConsumedRecord, KafkaCluster};
 use connect_runtime::offsets::{MemoryOffsetStore, OffsetStore};
-use connect_runtime::source::{
-    OffsetsInvalidPolicy, SourcePlugins, SourceTaskSettings, WorkerSourceTask,
-};
+use connect_runtime::source::{SourcePlugins, SourceTaskSettings, WorkerSourceTask};
 use connect_runtime::status::{State, TargetState};
 use connect_transforms::chain::TransformChain;
 use connect_transforms::registry::TransformRegistry;
 
 use crate::convert::Converters;
 use crate::kafka::{topic_records, MemoryKafka};
-use crate::pipeline::{task_parts, ConnectorLog, Runner};
+use crate::pipeline::{task_converters, worker_config, ConnectorLog, Runner};
 use crate::wait::eventually;
 
 type TaskFactory = Box<dyn Fn() -> Box<dyn SourceTask> + Send>;
@@ -220,7 +217,7 @@ impl SourcePipeline {
 
     fn spawn(&mut self) -> Result<()> {
         let config = &self.config;
-        let parts = task_parts(config, &self.converters)?;
+        let converters = task_converters(config, &self.converters)?;
         // The connector-level keys are required by the definition but
         // mean nothing to one task run here.
         let mut full = config.clone();
@@ -228,24 +225,11 @@ impl SourcePipeline {
             .or_insert_with(|| self.runner.name.clone());
         full.entry("connector.class".into())
             .or_insert_with(|| "testkit".into());
-        let def = connect_runtime::worker::source_connector_def().parse(&full)?;
-        let settings = SourceTaskSettings {
-            id: self.runner.id(),
-            flush_interval: self.flush_interval,
-            flush_timeout: Duration::from_secs(5),
-            max_in_flight: def
-                .get_int("source.max.inflight.records")
-                .unwrap_or(10_000)
-                .max(1) as usize,
-            topic_creation: None,
-            offsets_invalid_policy: match def.get_string("offsets.invalid.policy") {
-                Some(p) if p.eq_ignore_ascii_case("reset") => OffsetsInvalidPolicy::Reset,
-                _ => OffsetsInvalidPolicy::Fail,
-            },
-            errors: parts.errors,
-            producer: with_prefix(config, "producer.override."),
-            shutdown_timeout: Duration::from_secs(5),
-        };
+        let settings = SourceTaskSettings::from_configs(
+            self.runner.id(),
+            &full,
+            &worker_config(self.flush_interval)?,
+        )?;
         let transforms = TransformChain::from_config(config, &self.transforms)?;
         let task = match &self.tasks {
             Tasks::Factory(f) => f(),
@@ -255,7 +239,7 @@ impl SourcePipeline {
             task,
             task_config: self.task_config.clone().unwrap_or_default(),
             transforms: (!transforms.is_empty()).then_some(transforms),
-            converters: parts.converters,
+            converters,
         };
         let cluster: Arc<dyn KafkaCluster> = Arc::new(self.kafka.clone());
         let control = self.runner.control();

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use connect_api::config::validators::{NonEmptyString, Range, ValidString};
 use connect_api::config::{
-    with_prefix, ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance, ParsedConfig,
+    parse_list, with_prefix, ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance, ParsedConfig,
 };
 use connect_api::{ConnectError, Result};
 
@@ -209,18 +209,23 @@ pub fn source_connector_def() -> ConfigDef {
             .doc("Not in Kafka. Submitted records held before the task stops polling (backpressure), bounding memory when Kafka is slow."))
 }
 
+/// A sink's `topics` as Kafka reads them (`parseTopicsList`): the LIST
+/// value without empty entries and duplicates, in order.
+pub fn sink_topics(config: &ConfigMap) -> Vec<String> {
+    let mut topics = config
+        .get("topics")
+        .map(|t| parse_list(t))
+        .unwrap_or_default();
+    topics.retain(|t| !t.is_empty());
+    let mut seen = std::collections::HashSet::new();
+    topics.retain(|t| seen.insert(t.clone()));
+    topics
+}
+
 /// Check the rules Kafka applies to a sink config across keys: exactly one
 /// of `topics` / `topics.regex`, and a DLQ topic that is not consumed.
 pub fn check_sink_topics(config: &ConfigMap) -> std::result::Result<(), (String, String)> {
-    let topics: Vec<&str> = config
-        .get("topics")
-        .map(|t| {
-            t.split(',')
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
+    let topics = sink_topics(config);
     let regex = config.get("topics.regex").map(|r| r.trim()).unwrap_or("");
     match (topics.is_empty(), regex.is_empty()) {
         (true, true) => {
@@ -250,7 +255,7 @@ pub fn check_sink_topics(config: &ConfigMap) -> std::result::Result<(), (String,
         .map(|s| s.trim())
         .unwrap_or("");
     if !dlq.is_empty() {
-        let consumed = topics.contains(&dlq)
+        let consumed = topics.iter().any(|t| t == dlq)
             || (!regex.is_empty()
                 && regex::Regex::new(&format!("^(?:{regex})$")).is_ok_and(|r| r.is_match(dlq)));
         if consumed {

@@ -24,6 +24,9 @@ mod config;
 pub mod offsets;
 mod plugins;
 pub mod providers;
+mod task_settings;
+
+use task_settings::client_props;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -38,17 +41,16 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 pub use config::{
-    check_sink_topics, connector_base_def, invalid_config, sink_connector_def,
+    check_sink_topics, connector_base_def, invalid_config, sink_connector_def, sink_topics,
     source_connector_def, worker_config_def, WorkerConfig, DEPRECATED_WORKER_KEYS,
 };
 pub use plugins::{AnyConnector, ConnectorPlugin, Plugins};
 
 use crate::converters::TaskConverters;
-use crate::errors::ErrorConfig;
-use crate::kafka::{KafkaCluster, KafkaError, Subscription};
+use crate::kafka::{KafkaCluster, KafkaError};
 use crate::offsets::OffsetStore;
 use crate::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
-use crate::source::{OffsetsInvalidPolicy, SourcePlugins, SourceTaskSettings, WorkerSourceTask};
+use crate::source::{SourcePlugins, SourceTaskSettings, WorkerSourceTask};
 use crate::status::{State, StatusListener, TargetState, TaskId};
 
 /// A connector's config and tasks, as `GET /connectors/{name}` shows them.
@@ -839,7 +841,6 @@ impl Worker {
             &connector_config,
             inner.config.originals(),
         )?;
-        let errors = ErrorConfig::parse(&connector_config)?;
         // Before the task runs, so its own RUNNING is never overwritten; a
         // restart keeps showing RESTARTING until then.
         if inner.status.task(&id).0 != State::Restarting {
@@ -852,38 +853,8 @@ impl Worker {
             Some(AnyConnector::Source(c)) => {
                 let transforms =
                     TransformChain::from_config(&connector_config, inner.plugins.transforms())?;
-                let def = source_connector_def().parse(&connector_config)?;
-                let partitions = def
-                    .get_int("topic.creation.default.partitions")
-                    .unwrap_or(-1);
-                let rf = def
-                    .get_short("topic.creation.default.replication.factor")
-                    .unwrap_or(-1);
-                let topic_creation = (inner.config.topic_creation_enabled()
-                    && connector_config.contains_key("topic.creation.default.partitions"))
-                .then_some((partitions, rf));
-                let policy = match def.get_string("offsets.invalid.policy") {
-                    Some(p) if p.eq_ignore_ascii_case("reset") => OffsetsInvalidPolicy::Reset,
-                    _ => OffsetsInvalidPolicy::Fail,
-                };
-                let settings = SourceTaskSettings {
-                    id: id.clone(),
-                    flush_interval: inner.config.offset_flush_interval(),
-                    flush_timeout: inner.config.offset_flush_timeout(),
-                    max_in_flight: def
-                        .get_int("source.max.inflight.records")
-                        .unwrap_or(10_000)
-                        .max(1) as usize,
-                    topic_creation,
-                    offsets_invalid_policy: policy,
-                    errors,
-                    producer: client_props(
-                        inner.config.producer_props(),
-                        &connector_config,
-                        "producer.override.",
-                    ),
-                    shutdown_timeout: inner.config.shutdown_timeout(),
-                };
+                let settings =
+                    SourceTaskSettings::from_configs(id.clone(), &connector_config, &inner.config)?;
                 let plugins = SourcePlugins {
                     task: c.create_task(),
                     task_config,
@@ -903,41 +874,8 @@ impl Worker {
             Some(AnyConnector::Sink(c)) => {
                 let transforms =
                     TransformChain::from_config(&connector_config, inner.plugins.transforms())?;
-                let regex = connector_config
-                    .get("topics.regex")
-                    .map(|r| r.trim().to_string())
-                    .filter(|r| !r.is_empty());
-                let subscription = match regex {
-                    Some(r) => Subscription::Pattern(r),
-                    None => Subscription::Topics(
-                        connector_config
-                            .get("topics")
-                            .map(|t| {
-                                t.split(',')
-                                    .map(|s| s.trim().to_string())
-                                    .filter(|s| !s.is_empty())
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    ),
-                };
-                let settings = SinkTaskSettings {
-                    id: id.clone(),
-                    subscription,
-                    flush_interval: inner.config.offset_flush_interval(),
-                    errors,
-                    consumer: client_props(
-                        inner.config.consumer_props(),
-                        &connector_config,
-                        "consumer.override.",
-                    ),
-                    producer: client_props(
-                        inner.config.producer_props(),
-                        &connector_config,
-                        "producer.override.",
-                    ),
-                    poll_timeout: std::time::Duration::from_millis(500),
-                };
+                let settings =
+                    SinkTaskSettings::from_configs(id.clone(), &connector_config, &inner.config)?;
                 let plugins = SinkPlugins {
                     task: c.create_task(),
                     task_config,
@@ -1033,11 +971,4 @@ fn enforce_tasks_max(config: &ConfigMap) -> bool {
     !config
         .get("tasks.max.enforce")
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("false"))
-}
-
-/// Worker client properties with the connector's `<client>.override.*`
-/// entries on top (Kafka's `connector.client.config.override.policy=All`).
-fn client_props(mut base: ConfigMap, connector: &ConfigMap, prefix: &str) -> ConfigMap {
-    base.extend(connect_api::config::with_prefix(connector, prefix));
-    base
 }

@@ -244,15 +244,7 @@ impl Worker {
                     .filter(|t| re.is_match(t))
                     .collect()
             }
-            None => connector
-                .get("topics")
-                .map(|t| {
-                    t.split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect()
-                })
-                .unwrap_or_default(),
+            None => super::sink_topics(connector),
         };
         let mut out = Vec::new();
         for topic in topics {

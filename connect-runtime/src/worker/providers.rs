@@ -30,9 +30,9 @@ impl Providers {
             enabled: worker
                 .get("config.providers")
                 .map(|l| {
-                    l.split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
+                    connect_api::config::parse_list(l)
+                        .into_iter()
+                        .filter(|n| !n.is_empty())
                         .collect()
                 })
                 .unwrap_or_default(),
