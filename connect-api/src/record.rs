@@ -136,8 +136,9 @@ impl ConnectRecord for SourceRecord {
     }
 }
 
-/// How a sink record's timestamp was assigned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How a sink record's timestamp was assigned (the topic's
+/// `message.timestamp.type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum TimestampType {
     /// No timestamp.
     #[default]

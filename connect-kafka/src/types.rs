@@ -61,16 +61,9 @@ pub struct Delivered<'a> {
     pub timestamp: Option<i64>,
 }
 
-/// How a consumed record's timestamp was assigned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TimestampType {
-    /// The broker did not give one.
-    NotAvailable,
-    /// Set by the producer (topic `message.timestamp.type=CreateTime`).
-    CreateTime,
-    /// Set by the broker on append (`message.timestamp.type=LogAppendTime`).
-    LogAppendTime,
-}
+/// How a consumed record's timestamp was assigned: the plugin contract's
+/// own type, so the sink path passes it through unconverted.
+pub use connect_api::TimestampType;
 
 /// A record read from Kafka.
 #[derive(Debug, Clone, PartialEq, Eq)]

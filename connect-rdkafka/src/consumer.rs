@@ -245,7 +245,7 @@ impl RdConsumer {
             }
         };
         let (timestamp, timestamp_type) = match m.timestamp() {
-            Timestamp::NotAvailable => (None, TimestampType::NotAvailable),
+            Timestamp::NotAvailable => (None, TimestampType::NoTimestampType),
             Timestamp::CreateTime(t) => (Some(t), TimestampType::CreateTime),
             Timestamp::LogAppendTime(t) => (Some(t), TimestampType::LogAppendTime),
         };

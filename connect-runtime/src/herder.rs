@@ -28,7 +28,7 @@ use connect_api::config::{ConfigMap, ConfigReport};
 use connect_api::Result;
 
 use crate::status::TargetState;
-use crate::worker::offsets::{ConnectorOffsets, OffsetChange};
+use crate::worker::offset_admin::{ConnectorOffsets, OffsetChange};
 use crate::worker::{ConnectorInfo, ConnectorStatus, Plugins, TaskStateInfo, Worker, WorkerConfig};
 
 /// What the REST API and the CLI need from a worker (Kafka's `Herder`).

@@ -21,7 +21,7 @@ use connect_runtime::kafka::memory::MemoryKafka;
 use connect_runtime::offsets::MemoryOffsetStore;
 use connect_runtime::rest::{Loggers, RestServer};
 use connect_runtime::status::TargetState;
-use connect_runtime::worker::offsets::{ConnectorOffsets, OffsetChange};
+use connect_runtime::worker::offset_admin::{ConnectorOffsets, OffsetChange};
 use connect_runtime::worker::{
     ConnectorInfo, ConnectorStatus, Plugins, TaskStateInfo, Worker, WorkerConfig,
 };

@@ -3,7 +3,7 @@
 
 use connect_api::{
     ConfigMap, ConnectRecord, Converter, Header, HeaderConverter, Headers, Record, Result,
-    SinkRecord, TimestampType as ApiTimestampType,
+    SinkRecord,
 };
 use connect_runtime::converters::{ConverterRegistry, ConverterRole};
 use connect_runtime::kafka::{ConsumedRecord, OutHeader, TimestampType};
@@ -163,11 +163,7 @@ impl Converters {
             headers,
         };
         let mut sink = SinkRecord::new(record, consumed.partition, consumed.offset);
-        sink.timestamp_type = match consumed.timestamp_type {
-            TimestampType::NotAvailable => ApiTimestampType::NoTimestampType,
-            TimestampType::CreateTime => ApiTimestampType::CreateTime,
-            TimestampType::LogAppendTime => ApiTimestampType::LogAppendTime,
-        };
+        sink.timestamp_type = consumed.timestamp_type;
         Ok(sink)
     }
 

@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::{ApiError, Shared};
 use crate::status::TargetState;
-use crate::worker::offsets::OffsetChange;
+use crate::worker::offset_admin::OffsetChange;
 use crate::worker::providers;
 
 type ApiResult<T> = Result<T, ApiError>;

@@ -17,9 +17,7 @@ use connect_api::converter::{Converter, HeaderConverter};
 use connect_api::sink::{
     ErrantRecordReporter, SinkTask, SinkTaskContext, TopicPartition, TopicPartitionOffsets,
 };
-use connect_api::{
-    ConnectError, Header, Headers, Record, Result, SinkRecord, TimestampType as ApiTimestampType,
-};
+use connect_api::{ConnectError, Header, Headers, Record, Result, SinkRecord};
 use connect_transforms::chain::TransformChain;
 use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
@@ -30,7 +28,7 @@ use crate::converters::TaskConverters;
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage, Transformed};
 use crate::kafka::{
     Admin, ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, KafkaCluster,
-    Subscription, TimestampType,
+    Subscription,
 };
 use crate::status::{State, StatusListener, TargetState, TaskId};
 
@@ -633,11 +631,7 @@ impl WorkerSinkTask {
             headers,
         };
         let mut sink = SinkRecord::new(record, raw.partition, raw.offset);
-        sink.timestamp_type = match raw.timestamp_type {
-            TimestampType::CreateTime => ApiTimestampType::CreateTime,
-            TimestampType::LogAppendTime => ApiTimestampType::LogAppendTime,
-            TimestampType::NotAvailable => ApiTimestampType::NoTimestampType,
-        };
+        sink.timestamp_type = raw.timestamp_type;
         Ok(Ok(sink))
     }
 

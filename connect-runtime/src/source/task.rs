@@ -411,8 +411,8 @@ impl WorkerSourceTask {
             };
             self.drain_heartbeats();
             for record in batch {
-                if let Some(rest) = self.process_now(record)? {
-                    self.process_rest(rest).await?;
+                if let Some(unfinished) = self.process_now(record)? {
+                    self.finish(unfinished).await?;
                 }
             }
         }
@@ -434,10 +434,10 @@ impl WorkerSourceTask {
     /// runs without an await: at a few hundred thousand records a second,
     /// moving each record through the general path's large async frames
     /// was a visible share of the loop. Anything else comes back as a
-    /// [`Rest`] for [`process_rest`](Self::process_rest).
-    fn process_now(&mut self, mut record: SourceRecord) -> Result<Option<Rest>> {
+    /// [`Unfinished`] record for [`finish`](Self::finish) on the general path.
+    fn process_now(&mut self, mut record: SourceRecord) -> Result<Option<Unfinished>> {
         if keeps_copies(self.pipeline.config()) {
-            return Ok(Some(Rest::Whole(record)));
+            return Ok(Some(Unfinished::Whole(record)));
         }
         let partition = record.source_partition.clone();
         // Transforms never read the offset: keep it out of their way and put
@@ -447,9 +447,9 @@ impl WorkerSourceTask {
             None => record,
             Some(chain) => match self.pipeline.transform_now(chain, record)? {
                 Transformed::Kept(r) => r,
-                Transformed::Dropped => return Ok(Some(Rest::Dropped(partition, offset))),
+                Transformed::Dropped => return Ok(Some(Unfinished::Dropped(partition, offset))),
                 Transformed::Failed(_, failure) => {
-                    return Ok(Some(Rest::Failed(partition, offset, failure)))
+                    return Ok(Some(Unfinished::Failed(partition, offset, failure)))
                 }
             },
         };
@@ -466,7 +466,7 @@ impl WorkerSourceTask {
                 .is_ok()
         });
         if !converted || !self.topic_known(&record.record.topic) {
-            return Ok(Some(Rest::Convert(partition, record)));
+            return Ok(Some(Unfinished::Convert(partition, record)));
         }
         let release = self.releases(&record.record.topic);
         let token = self.submit(partition, &mut record, release);
@@ -476,21 +476,23 @@ impl WorkerSourceTask {
                 Ok(None)
             }
             // A full queue or a send error: the general path waits or fails.
-            Err(_) => Ok(Some(Rest::Send(token, record, release))),
+            Err(_) => Ok(Some(Unfinished::Send(token, record, release))),
         }
     }
 
     /// The general path for what [`process_now`](Self::process_now) left.
-    async fn process_rest(&mut self, rest: Rest) -> Result<()> {
-        match rest {
-            Rest::Whole(record) => self.process(record).await,
-            Rest::Dropped(partition, offset) => self.dropped(partition, offset).await,
-            Rest::Failed(partition, offset, failure) => {
+    async fn finish(&mut self, unfinished: Unfinished) -> Result<()> {
+        match unfinished {
+            Unfinished::Whole(record) => self.process(record).await,
+            Unfinished::Dropped(partition, offset) => self.dropped(partition, offset).await,
+            Unfinished::Failed(partition, offset, failure) => {
                 self.dead_letter(Submit::New(partition, offset), None, failure)
                     .await
             }
-            Rest::Convert(partition, record) => self.convert_and_send(partition, record).await,
-            Rest::Send(token, record, release) => self.send(token, record, release).await,
+            Unfinished::Convert(partition, record) => {
+                self.convert_and_send(partition, record).await
+            }
+            Unfinished::Send(token, record, release) => self.send(token, record, release).await,
         }
     }
 
@@ -1118,8 +1120,9 @@ impl Encoded {
     }
 }
 
-/// What [`WorkerSourceTask::process_now`] left for the general path.
-enum Rest {
+/// A record [`WorkerSourceTask::process_now`] could not finish without
+/// waiting, and how far it got: the general (async) path takes it from there.
+enum Unfinished {
     /// Copies are configured: the whole record takes the general path.
     Whole(SourceRecord),
     /// Dropped by a transform: its source partition and offset.

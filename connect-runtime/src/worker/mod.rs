@@ -21,7 +21,7 @@
 //! ```
 
 mod config;
-pub mod offsets;
+pub mod offset_admin;
 mod plugins;
 pub mod providers;
 mod task_settings;
