@@ -73,8 +73,11 @@ pub trait ErrantRecordReporter: Send + Sync {
 
 /// What a sink task may ask of the runtime.
 ///
-/// The runtime implements it (connect-testkit has a recording double). A
-/// task typically keeps the `Arc` from `start` and, after a transient
+/// The runtime implements it (connect-testkit has a recording double).
+/// The hints (`timeout`, `request_commit`) and the reporter have defaults,
+/// so a test double implements only what it checks, and a hook added in a
+/// later 0.x version comes with a default rather than breaking it. A task
+/// typically keeps the `Arc` from `start` and, after a transient
 /// failure in `put`, asks for a pause before redelivery:
 ///
 /// ```
@@ -104,18 +107,21 @@ pub trait SinkTaskContext: Send + Sync {
     /// Reset consumer positions before the next delivery (seek).
     fn offset(&self, offsets: TopicPartitionOffsets);
     /// After a retriable `put` failure, wait `timeout_ms` before redelivering.
-    fn timeout(&self, timeout_ms: u64);
+    /// The default ignores it (the runtime's context implements it).
+    fn timeout(&self, _timeout_ms: u64) {}
     /// Partitions currently assigned to this task.
     fn assignment(&self) -> Vec<TopicPartition>;
     /// Stop delivering records of `partitions`.
     fn pause(&self, partitions: &[TopicPartition]);
     /// Resume delivering records of `partitions`.
     fn resume(&self, partitions: &[TopicPartition]);
-    /// Ask for an offset commit soon (a hint).
-    fn request_commit(&self);
+    /// Ask for an offset commit soon (a hint; the default ignores it).
+    fn request_commit(&self) {}
     /// The errant-record reporter, when the connector has a DLQ or error
-    /// logging configured.
-    fn errant_record_reporter(&self) -> Option<Arc<dyn ErrantRecordReporter>>;
+    /// logging configured; the default has none, as Kafka's.
+    fn errant_record_reporter(&self) -> Option<Arc<dyn ErrantRecordReporter>> {
+        None
+    }
 }
 
 /// A task that writes batches of records to an external system.

@@ -141,3 +141,25 @@ fn converters_are_object_safe() {
     fn takes(_: Option<Box<dyn Converter>>, _: Option<Box<dyn HeaderConverter>>) {}
     takes(None, None);
 }
+
+/// A sink task context double needs only the methods that carry data; the
+/// hints and the reporter have defaults (none, as Kafka's).
+#[test]
+fn a_sink_context_double_implements_only_what_it_needs() {
+    struct Minimal(ConfigMap);
+    impl SinkTaskContext for Minimal {
+        fn configs(&self) -> &ConfigMap {
+            &self.0
+        }
+        fn offset(&self, _: connect_api::sink::TopicPartitionOffsets) {}
+        fn assignment(&self) -> Vec<connect_api::sink::TopicPartition> {
+            Vec::new()
+        }
+        fn pause(&self, _: &[connect_api::sink::TopicPartition]) {}
+        fn resume(&self, _: &[connect_api::sink::TopicPartition]) {}
+    }
+    let ctx: Arc<dyn SinkTaskContext> = Arc::new(Minimal(ConfigMap::new()));
+    ctx.timeout(10);
+    ctx.request_commit();
+    assert!(ctx.errant_record_reporter().is_none());
+}
