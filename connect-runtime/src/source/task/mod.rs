@@ -7,6 +7,11 @@
 //! `SourceTask::commit` is called. Polling stops while
 //! `source.max.inflight.records` submissions are held (backpressure), and
 //! every failure goes through the one [`ErrorPipeline`].
+//!
+//! This module holds the loop and the record path; the rest is split by
+//! concern: `acks` (delivery outcomes and resends), `commit` (offset
+//! commits), `dead_letters` (the source DLQ) and `topics` (known topics and
+//! topic creation).
 
 use std::collections::HashSet;
 use std::mem;
@@ -20,6 +25,13 @@ use connect_transforms::chain::TransformChain;
 use tokio::sync::{watch, Notify};
 use tokio::time::{Instant, MissedTickBehavior};
 
+mod acks;
+mod commit;
+mod dead_letters;
+mod topics;
+
+use self::acks::{AckMeta, AckQueue};
+use self::topics::create_topic;
 use super::submitted::SubmittedRecords;
 use crate::converters::TaskConverters;
 use crate::errors::dlq::{self, Origin};
@@ -76,43 +88,6 @@ pub struct SourcePlugins {
     pub transforms: Option<TransformChain<SourceRecord>>,
     /// Key, value and header converters, and the DLQ's JSON converter.
     pub converters: TaskConverters,
-}
-
-/// Delivery outcomes collected from the producer's thread.
-#[derive(Default)]
-struct AckQueue {
-    acks: Mutex<Vec<(u64, std::result::Result<AckMeta, KafkaError>)>>,
-    notify: Notify,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct AckMeta {
-    partition: i32,
-    offset: i64,
-    timestamp: Option<i64>,
-}
-
-impl DeliverySink for AckQueue {
-    fn delivered(&self, token: u64, result: std::result::Result<Delivered<'_>, KafkaError>) {
-        // The topic is known from the record kept in the tracker, so nothing
-        // here allocates per ack.
-        let meta = result.map(|d| AckMeta {
-            partition: d.partition,
-            offset: d.offset,
-            timestamp: d.timestamp,
-        });
-        let first = match self.acks.lock() {
-            Ok(mut q) => {
-                q.push((token, meta));
-                q.len() == 1
-            }
-            Err(_) => true,
-        };
-        // One wake-up per batch of acks: the loop drains the whole queue.
-        if first {
-            self.notify.notify_one();
-        }
-    }
 }
 
 /// The context handed to the task: its config, the stored offsets, and
@@ -548,27 +523,6 @@ impl WorkerSourceTask {
         self.send(token, record, release).await
     }
 
-    /// Whether `topic`'s records are let go once sent: the task does not
-    /// need them back, nothing configured does, and the topic is known to
-    /// take records (see `delivered_topics`).
-    fn releases(&self, topic: &Arc<str>) -> bool {
-        self.release_records
-            && (self
-                .last_delivered
-                .as_ref()
-                .is_some_and(|t| Arc::ptr_eq(t, topic) || **t == **topic)
-                || self.delivered_topics.contains(topic))
-    }
-
-    /// `topic` took a record or is known to exist: later records may be let
-    /// go once sent.
-    fn topic_delivered(&mut self, topic: &Arc<str>) {
-        if self.release_records && !self.releases(topic) {
-            self.delivered_topics.insert(topic.clone());
-            self.last_delivered = Some(topic.clone());
-        }
-    }
-
     /// Enter `record` in the tracker. Its offset travels with the record
     /// until the ack and then moves into the tracker (no copy on the hot
     /// path); when the record is let go once sent (`release`), it goes
@@ -650,401 +604,6 @@ impl WorkerSourceTask {
             }
         }
         Ok(None)
-    }
-
-    /// A tolerated failure: log it, send the record to the DLQ when one is
-    /// configured (beyond Kafka, which has no source DLQ), and let its offset
-    /// move on once that send is acknowledged.
-    async fn dead_letter(
-        &mut self,
-        at: Submit,
-        record: Option<SourceRecord>,
-        failure: Failure,
-    ) -> Result<()> {
-        if let (Submit::Existing(token), Some(r)) = (&at, &record) {
-            // An in-flight record's offset travels with it (see `process`).
-            self.tracker.set_offset(*token, r.source_offset.clone());
-        }
-        let (partition, offset) = match &at {
-            Submit::New(p, o) => (p.clone(), o.clone()),
-            Submit::Existing(token) => match self.tracker.redirect_to_dead_letter(*token) {
-                Some(po) => po,
-                None => return Ok(()),
-            },
-        };
-        let id = &self.settings.id;
-        if self.settings.errors.log_enable {
-            self.pipeline.record_logged();
-            if self.settings.errors.log_include_messages {
-                tracing::error!(task = %id, stage = %failure.stage, executing = %failure.executing,
-                    error = %failure.error, record = ?record,
-                    source_partition = %serde_json::Value::Object(SourceMap::clone(&partition)),
-                    source_offset = %serde_json::Value::Object(offset.clone()),
-                    "Error encountered in task {id}");
-            } else {
-                tracing::error!(task = %id, stage = %failure.stage, executing = %failure.executing,
-                    error = %failure.error, "Error encountered in task {id}");
-            }
-        }
-        if self.dlq_producer.is_none() {
-            // Skipped: as Kafka, commit_record without metadata, with the
-            // record when it was kept, else (as for a dropped record) its
-            // source partition and offset.
-            if self.commit_records {
-                let skipped = record.unwrap_or_else(|| {
-                    SourceRecord::new(partition.clone(), offset.clone(), Record::default())
-                });
-                self.commit_record(&skipped, None).await;
-            }
-            match at {
-                Submit::New(p, o) => {
-                    self.tracker.submit_done(p, o);
-                }
-                Submit::Existing(token) => {
-                    self.tracker.complete(token);
-                }
-            }
-            return Ok(());
-        };
-        let dlq_topic = self.settings.errors.dlq_topic.clone();
-        let mut headers = Vec::new();
-        let (topic, kafka_partition) = record
-            .as_ref()
-            .map(|r| (r.record.topic.clone(), r.record.kafka_partition))
-            .unwrap_or_else(|| (Arc::from(""), None));
-        if self.settings.errors.dlq_context_headers {
-            dlq::append_context_headers(
-                &mut headers,
-                &id.connector,
-                id.task,
-                Origin::Polled {
-                    topic: &topic,
-                    partition: kafka_partition,
-                    source_partition: &partition,
-                    source_offset: &offset,
-                },
-                &failure,
-            );
-        }
-        // Render key and value with the JSON converter: a source record has
-        // no raw bytes yet, and JSON with schemas keeps everything readable.
-        let (mut key, mut value) = (Vec::new(), Vec::new());
-        let (mut has_key, mut has_value) = (false, false);
-        if let Some(r) = &record {
-            let rec = &r.record;
-            let conv = &mut self.plugins.converters.dlq_json;
-            has_key = conv
-                .from_connect_data(
-                    &topic,
-                    &rec.headers,
-                    rec.key_schema.as_ref(),
-                    &rec.key,
-                    &mut key,
-                )
-                .unwrap_or(false);
-            has_value = conv
-                .from_connect_data(
-                    &topic,
-                    &rec.headers,
-                    rec.value_schema.as_ref(),
-                    &rec.value,
-                    &mut value,
-                )
-                .unwrap_or(false);
-        }
-        self.ensure_dlq_topic(&dlq_topic).await;
-        let token = match at {
-            Submit::New(p, o) => self.tracker.submit_dead_letter(p, o),
-            Submit::Existing(token) => token,
-        };
-        let out = OutRecord {
-            topic: &dlq_topic,
-            partition: None,
-            key: has_key.then_some(key.as_slice()),
-            value: has_value.then_some(value.as_slice()),
-            timestamp: record.as_ref().and_then(|r| r.record.timestamp),
-            headers: &headers,
-        };
-        let Some(dlq) = self.dlq_producer.as_deref() else {
-            return Ok(());
-        };
-        let sent = send_with_backpressure(dlq, &out, token, &self.acks).await;
-        self.pipeline.record_dlq_send(sent.is_err());
-        sent.map_err(|e| e.context("cannot send a failed record to the dead letter queue"))?;
-        if let Some(r) = record {
-            self.tracker.attach(token, r);
-        }
-        Ok(())
-    }
-
-    /// Whether `topic` needs no creation step (seen before, or the last one).
-    fn topic_known(&self, topic: &Arc<str>) -> bool {
-        self.last_topic
-            .as_ref()
-            .is_some_and(|t| Arc::ptr_eq(t, topic))
-            || self.known_topics.contains(topic)
-    }
-
-    /// Create the record's topic once, when topic creation is configured;
-    /// without CreateTopics support, rely on the broker's auto-creation.
-    async fn ensure_topic(&mut self, topic: &Arc<str>) {
-        if self
-            .last_topic
-            .as_ref()
-            .is_some_and(|t| Arc::ptr_eq(t, topic))
-        {
-            return;
-        }
-        self.last_topic = Some(topic.clone());
-        if self.known_topics.contains(topic) {
-            return;
-        }
-        self.known_topics.insert(topic.clone());
-        if let Some((partitions, rf)) = self.settings.topic_creation {
-            let mut spec = NewTopic::new(topic.to_string(), partitions);
-            spec.replication_factor = rf;
-            create_topic(self.admin.as_deref(), spec).await;
-        }
-        // A topic the cluster already has needs no kept copies (see
-        // `delivered_topics`): one metadata request per new topic, rather
-        // than a copy of every record sent before its first ack.
-        if self.release_records && !self.releases(topic) {
-            if let Some(admin) = &self.admin {
-                if let Ok(Some(_)) = admin.describe_topic(topic, Duration::from_secs(5)).await {
-                    self.topic_delivered(topic);
-                }
-            }
-        }
-    }
-
-    async fn ensure_dlq_topic(&mut self, topic: &str) {
-        if self.known_topics.contains(topic) {
-            return;
-        }
-        self.known_topics.insert(Arc::from(topic));
-        let mut spec = NewTopic::new(topic, 1);
-        spec.replication_factor = self.settings.errors.dlq_replication_factor;
-        create_topic(self.admin.as_deref(), spec).await;
-    }
-
-    /// Route delivery outcomes: acks complete submissions and call
-    /// `commit_record`; failures go through the error pipeline.
-    async fn process_acks(&mut self) -> Result<()> {
-        {
-            let Ok(mut q) = self.acks.acks.lock() else {
-                return Err(ConnectError::other("ack queue poisoned"));
-            };
-            if q.is_empty() {
-                return Ok(());
-            }
-            mem::swap(&mut *q, &mut self.drained);
-        }
-        let mut drained = mem::take(&mut self.drained);
-        for (token, result) in drained.drain(..) {
-            match result {
-                Ok(meta) => {
-                    if !self.resends.is_empty() {
-                        self.resends.remove(&token);
-                    }
-                    let Some(done) = self.tracker.complete(token) else {
-                        continue;
-                    };
-                    // Records let go at send time have nothing left to do
-                    // here: their offsets are in the tracker already.
-                    if let Some(mut record) = done.record {
-                        if self.commit_records {
-                            let md = (!done.dead_letter).then(|| RecordMetadata {
-                                topic: record.record.topic.clone(),
-                                partition: meta.partition,
-                                offset: meta.offset,
-                                timestamp: meta.timestamp,
-                            });
-                            self.commit_record(&record, md.as_ref()).await;
-                        }
-                        if !done.dead_letter {
-                            self.tracker
-                                .set_offset(token, mem::take(&mut record.source_offset));
-                            self.topic_delivered(&record.record.topic);
-                        }
-                    }
-                }
-                Err(e) => self.delivery_failed(token, e).await?,
-            }
-        }
-        self.drained = drained;
-        Ok(())
-    }
-
-    /// Tell the task a record is done. A notification, as in Kafka: an error
-    /// is logged, and the record's offset moves on regardless.
-    async fn commit_record(&mut self, record: &SourceRecord, metadata: Option<&RecordMetadata>) {
-        if let Err(e) = self.plugins.task.commit_record(record, metadata).await {
-            tracing::error!(task = %self.settings.id, error = %e,
-                "SourceTask::commit_record failed; the task keeps running");
-        }
-    }
-
-    /// A record the producer gave up on (its own retries are infinite by
-    /// default, so this is final): KAFKA_PRODUCE under errors.tolerance.
-    async fn delivery_failed(&mut self, token: u64, error: KafkaError) -> Result<()> {
-        if self.tracker.is_dead_letter(token) {
-            self.tracker.complete(token);
-            self.pipeline.record_dlq_send(true);
-            return Err(ConnectError::from(error).context(
-                "the dead letter queue rejected a failed record; stopping so it is not lost",
-            ));
-        }
-        if !self.tracker.is_in_flight(token) {
-            return Ok(()); // unknown, or already completed
-        }
-        // A record let go at send time (no retries or DLQ configured) has
-        // nothing to resend: the tolerance alone decides.
-        let record = self.tracker.take_record(token);
-        if error.kind() == KafkaErrorKind::UnknownTopicOrPartition {
-            return self.topic_missing(token, record, error).await;
-        }
-        let error = ConnectError::from(error);
-        let record = match record {
-            Some(record) if error.is_retriable() => match self.resend_delay(token) {
-                Some(delay) => {
-                    tracing::warn!(task = %self.settings.id, error = %error,
-                        "retriable delivery failure; sending the record again in {delay:?}");
-                    tokio::time::sleep(delay).await;
-                    return self.resend(token, record).await;
-                }
-                None => Some(record),
-            },
-            other => other,
-        };
-        self.resends.remove(&token);
-        let failure = self
-            .pipeline
-            .tolerate(Stage::KafkaProduce, "producer", error, 1)?;
-        self.dead_letter(Submit::Existing(token), record, failure)
-            .await
-    }
-
-    /// The record's topic does not exist (librdkafka gives up after
-    /// `topic.metadata.propagation.max.ms`). Kafka Connect's producer waits
-    /// for the topic and the task sends again, for as long as it takes;
-    /// skipping the record under `errors.tolerance=all` would lose it. A
-    /// record sent to a topic is kept until the topic took one, so it is
-    /// here to resend unless the topic disappeared later.
-    async fn topic_missing(
-        &mut self,
-        token: u64,
-        record: Option<SourceRecord>,
-        error: KafkaError,
-    ) -> Result<()> {
-        let Some(record) = record else {
-            self.resends.remove(&token);
-            return Err(ConnectError::from(error).context(
-                "a record's topic no longer exists and the record was not kept to send again; \
-                 stopping so it is not skipped (create the topic, then restart the task)",
-            ));
-        };
-        let now = tokio::time::Instant::now();
-        if self
-            .missing_topic_logged
-            .is_none_or(|at| now.duration_since(at) >= Duration::from_secs(30))
-        {
-            self.missing_topic_logged = Some(now);
-            tracing::warn!(task = %self.settings.id, topic = %record.record.topic, error = %error,
-                "the topic does not exist; sending its records again until it does \
-                 (create it, or configure topic.creation.* or the broker's auto-creation)");
-        }
-        // No pause here: while the producer knows the topic is missing it
-        // refuses at once, and the send waits (send_with_backpressure).
-        self.resend(token, record).await
-    }
-
-    /// The wait before sending `token` again, or `None` once
-    /// `errors.retry.timeout` is used up (0, the default, never resends).
-    fn resend_delay(&mut self, token: u64) -> Option<Duration> {
-        let timeout = self.pipeline.config().retry_timeout_ms;
-        if timeout == 0 {
-            return None;
-        }
-        let now = tokio::time::Instant::now();
-        let (attempts, first) = self.resends.entry(token).or_insert((0, now));
-        *attempts += 1;
-        if timeout > 0 && now.duration_since(*first) >= Duration::from_millis(timeout as u64) {
-            return None;
-        }
-        let max = self.pipeline.config().retry_delay_max_ms.max(1);
-        let ms = 300u64
-            .saturating_mul(1u64 << (*attempts - 1).min(20))
-            .min(max);
-        Some(Duration::from_millis(ms))
-    }
-
-    /// Convert and send `record` again under the same token, so its place
-    /// in the offset order is kept.
-    async fn resend(&mut self, token: u64, record: SourceRecord) -> Result<()> {
-        if let Some(failure) = self.convert(&record).await? {
-            return self
-                .dead_letter(Submit::Existing(token), Some(record), failure)
-                .await;
-        }
-        self.send(token, record, false).await
-    }
-
-    /// Write committable offsets, then `SourceTask::commit`.
-    async fn commit_offsets(&mut self) -> Result<()> {
-        self.process_acks().await?;
-        let committable = self.tracker.committable();
-        if !committable.is_empty() {
-            // Records without a source partition (stdin, Kafka's null
-            // partition) have no position to store.
-            let offsets: Vec<_> = committable
-                .offsets
-                .into_iter()
-                .filter(|(p, _)| !p.is_empty())
-                .collect();
-            let entries = offsets
-                .iter()
-                .map(|(p, o)| (p.clone(), Some(o.clone())))
-                .collect();
-            let write = self.store.write(&self.settings.id.connector, entries);
-            // A timed-out or retriable failure keeps the offsets for the next
-            // flush (a quiet partition would otherwise keep its old position
-            // and replay after a restart); any other failure stops the task.
-            let failure = match tokio::time::timeout(self.settings.flush_timeout, write).await {
-                Ok(Ok(())) => None,
-                Ok(Err(e)) if e.is_retriable() => Some(e.to_string()),
-                Ok(Err(e)) => return Err(e),
-                Err(_) => Some(format!(
-                    "timed out after {:?} (offset.flush.timeout.ms)",
-                    self.settings.flush_timeout
-                )),
-            };
-            if let Some(reason) = failure {
-                tracing::warn!(task = %self.settings.id, reason = %reason,
-                    "offset flush failed; the offsets are kept for the next flush");
-                self.tracker.restore(offsets);
-                return Ok(());
-            }
-        }
-        // A notification, as in Kafka: the offsets are stored already, so a
-        // failure here is the task's to report, not a reason to stop it.
-        if let Err(e) = self.plugins.task.commit().await {
-            tracing::error!(task = %self.settings.id, error = %e,
-                "SourceTask::commit failed after the offsets were stored; the task keeps running");
-        }
-        Ok(())
-    }
-
-    /// On stop: flush the producer, process the last acks, commit.
-    async fn final_commit(&mut self) -> Result<()> {
-        let flushed = self.producer.flush(self.settings.shutdown_timeout).await;
-        if let Some(d) = &self.dlq_producer {
-            let _ = d.flush(self.settings.shutdown_timeout).await;
-        }
-        if let Err(e) = flushed {
-            tracing::warn!(task = %self.settings.id, error = %e,
-                "producer flush on stop did not complete; unacknowledged records will be polled again after restart");
-        }
-        self.commit_offsets().await
     }
 }
 
@@ -1204,24 +763,5 @@ async fn send_with_backpressure(
                 )))
             }
         }
-    }
-}
-
-/// Create a topic; without CreateTopics support, rely on auto-creation.
-/// A free function: holding `&WorkerSourceTask` across the await would
-/// require the task to be `Sync`.
-async fn create_topic(admin: Option<&dyn Admin>, spec: NewTopic) {
-    let Some(admin) = admin else { return };
-    match admin.create_topic(&spec, Duration::from_secs(5)).await {
-        Ok(CreateTopicOutcome::Created) => {
-            tracing::info!(topic = %spec.name, partitions = spec.partitions, "created topic")
-        }
-        Ok(CreateTopicOutcome::AlreadyExists) => {}
-        Ok(CreateTopicOutcome::Unsupported { reason }) => tracing::info!(
-            topic = %spec.name, %reason,
-            "the cluster cannot create topics; relying on auto-creation"
-        ),
-        Err(e) => tracing::warn!(topic = %spec.name, error = %e,
-            "topic creation failed; relying on auto-creation"),
     }
 }

@@ -1,0 +1,210 @@
+//! Delivery outcomes: acks from the producer into the tracker, and
+//! retriable failures sent again (a missing topic included) until they are
+//! written or fail for good.
+
+use super::*;
+
+/// Delivery outcomes collected from the producer's thread.
+#[derive(Default)]
+pub(super) struct AckQueue {
+    pub(super) acks: Mutex<Vec<(u64, std::result::Result<AckMeta, KafkaError>)>>,
+    pub(super) notify: Notify,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct AckMeta {
+    partition: i32,
+    offset: i64,
+    timestamp: Option<i64>,
+}
+
+impl DeliverySink for AckQueue {
+    fn delivered(&self, token: u64, result: std::result::Result<Delivered<'_>, KafkaError>) {
+        // The topic is known from the record kept in the tracker, so nothing
+        // here allocates per ack.
+        let meta = result.map(|d| AckMeta {
+            partition: d.partition,
+            offset: d.offset,
+            timestamp: d.timestamp,
+        });
+        let first = match self.acks.lock() {
+            Ok(mut q) => {
+                q.push((token, meta));
+                q.len() == 1
+            }
+            Err(_) => true,
+        };
+        // One wake-up per batch of acks: the loop drains the whole queue.
+        if first {
+            self.notify.notify_one();
+        }
+    }
+}
+
+impl WorkerSourceTask {
+    /// Route delivery outcomes: acks complete submissions and call
+    /// `commit_record`; failures go through the error pipeline.
+    pub(super) async fn process_acks(&mut self) -> Result<()> {
+        {
+            let Ok(mut q) = self.acks.acks.lock() else {
+                return Err(ConnectError::other("ack queue poisoned"));
+            };
+            if q.is_empty() {
+                return Ok(());
+            }
+            mem::swap(&mut *q, &mut self.drained);
+        }
+        let mut drained = mem::take(&mut self.drained);
+        for (token, result) in drained.drain(..) {
+            match result {
+                Ok(meta) => {
+                    if !self.resends.is_empty() {
+                        self.resends.remove(&token);
+                    }
+                    let Some(done) = self.tracker.complete(token) else {
+                        continue;
+                    };
+                    // Records let go at send time have nothing left to do
+                    // here: their offsets are in the tracker already.
+                    if let Some(mut record) = done.record {
+                        if self.commit_records {
+                            let md = (!done.dead_letter).then(|| RecordMetadata {
+                                topic: record.record.topic.clone(),
+                                partition: meta.partition,
+                                offset: meta.offset,
+                                timestamp: meta.timestamp,
+                            });
+                            self.commit_record(&record, md.as_ref()).await;
+                        }
+                        if !done.dead_letter {
+                            self.tracker
+                                .set_offset(token, mem::take(&mut record.source_offset));
+                            self.topic_delivered(&record.record.topic);
+                        }
+                    }
+                }
+                Err(e) => self.delivery_failed(token, e).await?,
+            }
+        }
+        self.drained = drained;
+        Ok(())
+    }
+
+    /// Tell the task a record is done. A notification, as in Kafka: an error
+    /// is logged, and the record's offset moves on regardless.
+    pub(super) async fn commit_record(
+        &mut self,
+        record: &SourceRecord,
+        metadata: Option<&RecordMetadata>,
+    ) {
+        if let Err(e) = self.plugins.task.commit_record(record, metadata).await {
+            tracing::error!(task = %self.settings.id, error = %e,
+                "SourceTask::commit_record failed; the task keeps running");
+        }
+    }
+
+    /// A record the producer gave up on (its own retries are infinite by
+    /// default, so this is final): KAFKA_PRODUCE under errors.tolerance.
+    pub(super) async fn delivery_failed(&mut self, token: u64, error: KafkaError) -> Result<()> {
+        if self.tracker.is_dead_letter(token) {
+            self.tracker.complete(token);
+            self.pipeline.record_dlq_send(true);
+            return Err(ConnectError::from(error).context(
+                "the dead letter queue rejected a failed record; stopping so it is not lost",
+            ));
+        }
+        if !self.tracker.is_in_flight(token) {
+            return Ok(()); // unknown, or already completed
+        }
+        // A record let go at send time (no retries or DLQ configured) has
+        // nothing to resend: the tolerance alone decides.
+        let record = self.tracker.take_record(token);
+        if error.kind() == KafkaErrorKind::UnknownTopicOrPartition {
+            return self.topic_missing(token, record, error).await;
+        }
+        let error = ConnectError::from(error);
+        let record = match record {
+            Some(record) if error.is_retriable() => match self.resend_delay(token) {
+                Some(delay) => {
+                    tracing::warn!(task = %self.settings.id, error = %error,
+                        "retriable delivery failure; sending the record again in {delay:?}");
+                    tokio::time::sleep(delay).await;
+                    return self.resend(token, record).await;
+                }
+                None => Some(record),
+            },
+            other => other,
+        };
+        self.resends.remove(&token);
+        let failure = self
+            .pipeline
+            .tolerate(Stage::KafkaProduce, "producer", error, 1)?;
+        self.dead_letter(Submit::Existing(token), record, failure)
+            .await
+    }
+
+    /// The record's topic does not exist (librdkafka gives up after
+    /// `topic.metadata.propagation.max.ms`). Kafka Connect's producer waits
+    /// for the topic and the task sends again, for as long as it takes;
+    /// skipping the record under `errors.tolerance=all` would lose it. A
+    /// record sent to a topic is kept until the topic took one, so it is
+    /// here to resend unless the topic disappeared later.
+    pub(super) async fn topic_missing(
+        &mut self,
+        token: u64,
+        record: Option<SourceRecord>,
+        error: KafkaError,
+    ) -> Result<()> {
+        let Some(record) = record else {
+            self.resends.remove(&token);
+            return Err(ConnectError::from(error).context(
+                "a record's topic no longer exists and the record was not kept to send again; \
+                 stopping so it is not skipped (create the topic, then restart the task)",
+            ));
+        };
+        let now = tokio::time::Instant::now();
+        if self
+            .missing_topic_logged
+            .is_none_or(|at| now.duration_since(at) >= Duration::from_secs(30))
+        {
+            self.missing_topic_logged = Some(now);
+            tracing::warn!(task = %self.settings.id, topic = %record.record.topic, error = %error,
+                "the topic does not exist; sending its records again until it does \
+                 (create it, or configure topic.creation.* or the broker's auto-creation)");
+        }
+        // No pause here: while the producer knows the topic is missing it
+        // refuses at once, and the send waits (send_with_backpressure).
+        self.resend(token, record).await
+    }
+
+    /// The wait before sending `token` again, or `None` once
+    /// `errors.retry.timeout` is used up (0, the default, never resends).
+    pub(super) fn resend_delay(&mut self, token: u64) -> Option<Duration> {
+        let timeout = self.pipeline.config().retry_timeout_ms;
+        if timeout == 0 {
+            return None;
+        }
+        let now = tokio::time::Instant::now();
+        let (attempts, first) = self.resends.entry(token).or_insert((0, now));
+        *attempts += 1;
+        if timeout > 0 && now.duration_since(*first) >= Duration::from_millis(timeout as u64) {
+            return None;
+        }
+        let max = self.pipeline.config().retry_delay_max_ms.max(1);
+        let ms = 300u64
+            .saturating_mul(1u64 << (*attempts - 1).min(20))
+            .min(max);
+        Some(Duration::from_millis(ms))
+    }
+
+    /// Convert and send `record` again under the same token, so its place
+    /// in the offset order is kept.
+    pub(super) async fn resend(&mut self, token: u64, record: SourceRecord) -> Result<()> {
+        if let Some(failure) = self.convert(&record).await? {
+            return self
+                .dead_letter(Submit::Existing(token), Some(record), failure)
+                .await;
+        }
+        self.send(token, record, false).await
+    }
+}

@@ -1,0 +1,64 @@
+//! Offset commits: committable offsets to the offset store, then
+//! `SourceTask::commit`, periodically and at the final stop.
+
+use super::*;
+
+impl WorkerSourceTask {
+    /// Write committable offsets, then `SourceTask::commit`.
+    pub(super) async fn commit_offsets(&mut self) -> Result<()> {
+        self.process_acks().await?;
+        let committable = self.tracker.committable();
+        if !committable.is_empty() {
+            // Records without a source partition (stdin, Kafka's null
+            // partition) have no position to store.
+            let offsets: Vec<_> = committable
+                .offsets
+                .into_iter()
+                .filter(|(p, _)| !p.is_empty())
+                .collect();
+            let entries = offsets
+                .iter()
+                .map(|(p, o)| (p.clone(), Some(o.clone())))
+                .collect();
+            let write = self.store.write(&self.settings.id.connector, entries);
+            // A timed-out or retriable failure keeps the offsets for the next
+            // flush (a quiet partition would otherwise keep its old position
+            // and replay after a restart); any other failure stops the task.
+            let failure = match tokio::time::timeout(self.settings.flush_timeout, write).await {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) if e.is_retriable() => Some(e.to_string()),
+                Ok(Err(e)) => return Err(e),
+                Err(_) => Some(format!(
+                    "timed out after {:?} (offset.flush.timeout.ms)",
+                    self.settings.flush_timeout
+                )),
+            };
+            if let Some(reason) = failure {
+                tracing::warn!(task = %self.settings.id, reason = %reason,
+                    "offset flush failed; the offsets are kept for the next flush");
+                self.tracker.restore(offsets);
+                return Ok(());
+            }
+        }
+        // A notification, as in Kafka: the offsets are stored already, so a
+        // failure here is the task's to report, not a reason to stop it.
+        if let Err(e) = self.plugins.task.commit().await {
+            tracing::error!(task = %self.settings.id, error = %e,
+                "SourceTask::commit failed after the offsets were stored; the task keeps running");
+        }
+        Ok(())
+    }
+
+    /// On stop: flush the producer, process the last acks, commit.
+    pub(super) async fn final_commit(&mut self) -> Result<()> {
+        let flushed = self.producer.flush(self.settings.shutdown_timeout).await;
+        if let Some(d) = &self.dlq_producer {
+            let _ = d.flush(self.settings.shutdown_timeout).await;
+        }
+        if let Err(e) = flushed {
+            tracing::warn!(task = %self.settings.id, error = %e,
+                "producer flush on stop did not complete; unacknowledged records will be polled again after restart");
+        }
+        self.commit_offsets().await
+    }
+}
