@@ -17,6 +17,7 @@ use connect_runtime::kafka::{
 };
 use connect_runtime::offsets::MemoryOffsetStore;
 use connect_runtime::status::TargetState;
+use connect_runtime::worker::Worker;
 
 /// Read `n` records of `topic` from the beginning with a throwaway group.
 async fn read(cluster: &Arc<dyn KafkaCluster>, topic: &str, n: usize) -> Vec<ConsumedRecord> {
@@ -415,13 +416,12 @@ async fn two_sink_tasks(wire: &Wire, extra: &[(&str, &str)]) -> (Collector, Coll
     (a_got, b_got)
 }
 
-/// A downstream outage longer than `max.poll.interval.ms`: while a failed
-/// batch waits to be put again, the task's partitions are paused and its
-/// consumer keeps polling, so the group keeps the member (no rebalance,
-/// no second `open`) and every record is written once the outage ends.
-async fn a_put_outage_longer_than_the_poll_interval(wire: Wire) {
+/// Five records on a new topic and a worker whose consumers must poll
+/// within 3.5 s: the worker, what its sink collects, the sink's name and
+/// its config (to which a case adds its failure).
+async fn short_poll_sink(wire: &Wire) -> (Worker, Collector, String, ConfigMap) {
     let out = wire.topic("out", 1).await;
-    produce_strings(&wire, &out, (0..5).map(|n| format!("r{n}"))).await;
+    produce_strings(wire, &out, (0..5).map(|n| format!("r{n}"))).await;
     let collected = Collector::default();
     let w = worker_with(
         wire.cluster.clone(),
@@ -433,8 +433,15 @@ async fn a_put_outage_longer_than_the_poll_interval(wire: Wire) {
             ("consumer.max.poll.interval.ms", "3500"),
         ],
     );
-    let sink = wire.name("sink");
-    let mut config = sink_config(&out);
+    (w, collected, wire.name("sink"), sink_config(&out))
+}
+
+/// A downstream outage longer than `max.poll.interval.ms`: while a failed
+/// batch waits to be put again, the task's partitions are paused and its
+/// consumer keeps polling, so the group keeps the member (no rebalance,
+/// no second `open`) and every record is written once the outage ends.
+async fn a_put_outage_longer_than_the_poll_interval(wire: Wire) {
+    let (w, collected, sink, mut config) = short_poll_sink(&wire).await;
     config.extend(props(&[("fail.puts", "3"), ("put.timeout.ms", "2000")]));
     w.create_connector(&sink, config, TargetState::Started)
         .await
@@ -459,22 +466,9 @@ async fn a_put_outage_longer_than_the_poll_interval(wire: Wire) {
 /// rejoins and goes on (records since the last commit come again); it
 /// does not fail.
 async fn a_put_slower_than_the_poll_interval(wire: Wire) {
-    let out = wire.topic("out", 1).await;
-    produce_strings(&wire, &out, (0..5).map(|n| format!("r{n}"))).await;
-    let collected = Collector::default();
-    let w = worker_with(
-        wire.cluster.clone(),
-        Arc::new(MemoryOffsetStore::new()),
-        &collected,
-        &[
-            ("consumer.session.timeout.ms", "3000"),
-            ("consumer.heartbeat.interval.ms", "300"),
-            ("consumer.max.poll.interval.ms", "3500"),
-        ],
-    );
-    let sink = wire.name("sink");
-    let mut config = sink_config(&out);
+    let (w, collected, sink, mut config) = short_poll_sink(&wire).await;
     config.extend(props(&[("first.put.delay.ms", "5000")]));
+    let out = config["topics"].clone();
     w.create_connector(&sink, config, TargetState::Started)
         .await
         .unwrap();
