@@ -37,25 +37,19 @@ impl JavaNumber {
         if let Some(n) = JavaNumber::special(v) {
             return n;
         }
-        if let Some(n) = short_decimal(v) {
-            return n;
-        }
-        let mut shortest = ryu::Buffer::new();
-        JavaNumber::layout(v < 0.0, shortest.format_finite(v), || {
-            let mut two = JavaNumber::empty();
-            let _ = write!(two, "{v:.1e}");
-            two
-        })
+        short_decimal(v).unwrap_or_else(|| JavaNumber::general(v, v < 0.0))
     }
 
     /// Java's `Float.toString(v)`: the shortest digits that read back as
     /// the same `f32`.
     pub fn from_f32(v: f32) -> JavaNumber {
-        if let Some(n) = JavaNumber::special(f64::from(v)) {
-            return n;
-        }
+        JavaNumber::special(f64::from(v)).unwrap_or_else(|| JavaNumber::general(v, v < 0.0))
+    }
+
+    /// A finite, non-zero float (`f32` or `f64`) from its shortest digits.
+    fn general(v: impl ryu::Float + fmt::LowerExp, negative: bool) -> JavaNumber {
         let mut shortest = ryu::Buffer::new();
-        JavaNumber::layout(v < 0.0, shortest.format_finite(v), || {
+        JavaNumber::layout(negative, shortest.format_finite(v), || {
             let mut two = JavaNumber::empty();
             let _ = write!(two, "{v:.1e}");
             two
@@ -116,7 +110,7 @@ impl JavaNumber {
     /// for only when the shortest form has one digit outside the plain
     /// range.
     fn layout(negative: bool, shortest: &str, two_digits: impl FnOnce() -> JavaNumber) -> Self {
-        let (mut digits, mut count, mut exp) = Digits::parse(shortest);
+        let (mut digits, mut count, mut exp) = significant_digits(shortest);
         let mut out = JavaNumber::empty();
         if negative {
             out.push(b'-');
@@ -145,7 +139,7 @@ impl JavaNumber {
             return out;
         }
         if count == 1 {
-            (digits, count, exp) = Digits::parse(two_digits().as_str());
+            (digits, count, exp) = significant_digits(two_digits().as_str());
         }
         out.push(digits[0]);
         out.push(b'.');
@@ -182,38 +176,34 @@ impl fmt::Debug for JavaNumber {
     }
 }
 
-/// Significant digits and the decimal exponent of the first one.
-struct Digits;
-
-impl Digits {
-    /// `(digits, count, exponent)` of a positive decimal spelling: no
-    /// leading or trailing zeros, so `0.00120` is `12` with exponent -3.
-    fn parse(text: &str) -> ([u8; 24], usize, i32) {
-        let text = text.trim_start_matches('-');
-        let (mantissa, e) = match text.split_once(['e', 'E']) {
-            Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
-            None => (text, 0),
-        };
-        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-        let mut digits = [b'0'; 24];
-        let mut count = 0;
-        // The exponent of the first digit written, before leading zeros go.
-        let mut exp = whole.len() as i32 - 1 + e;
-        for b in whole.bytes().chain(fraction.bytes()) {
-            if count == 0 && b == b'0' {
-                exp -= 1;
-                continue;
-            }
-            if count < digits.len() {
-                digits[count] = b;
-                count += 1;
-            }
+/// The significant digits of a decimal spelling (sign ignored) and the
+/// decimal exponent of the first one: `(digits, count, exponent)`, no
+/// leading or trailing zeros, so `0.00120` is `12` with exponent -3.
+fn significant_digits(text: &str) -> ([u8; 24], usize, i32) {
+    let text = text.trim_start_matches('-');
+    let (mantissa, e) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits = [b'0'; 24];
+    let mut count = 0;
+    // The exponent of the first digit written, before leading zeros go.
+    let mut exp = whole.len() as i32 - 1 + e;
+    for b in whole.bytes().chain(fraction.bytes()) {
+        if count == 0 && b == b'0' {
+            exp -= 1;
+            continue;
         }
-        while count > 1 && digits[count - 1] == b'0' {
-            count -= 1;
+        if count < digits.len() {
+            digits[count] = b;
+            count += 1;
         }
-        (digits, count.max(1), exp)
     }
+    while count > 1 && digits[count - 1] == b'0' {
+        count -= 1;
+    }
+    (digits, count.max(1), exp)
 }
 
 /// Java's rendering of a double in its plain range that has at most three
@@ -384,7 +374,7 @@ mod tests {
             let text = format!("{}{}e-{k}", if negative { "-" } else { "" }, n);
             let v: f64 = text.parse().unwrap();
             prop_assume!((1e-3..1e7).contains(&v.abs()));
-            let general = JavaNumber::layout(v < 0.0, ryu::Buffer::new().format_finite(v), || unreachable!());
+            let general = JavaNumber::general(v, v < 0.0);
             prop_assert_eq!(short_decimal(v).map(|n| n.to_string()), Some(general.to_string()));
         }
     }

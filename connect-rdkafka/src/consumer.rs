@@ -179,10 +179,7 @@ pub(super) struct RdConsumer {
 
 impl Drop for RdConsumer {
     fn drop(&mut self) {
-        // librdkafka's close runs a last revocation; it must not wait for
-        // a poll that never comes.
-        self.inner.context().closing.store(true, Ordering::SeqCst);
-        self.release_revoked();
+        self.stop_holding();
     }
 }
 
@@ -212,6 +209,14 @@ impl RdConsumer {
             pending_seeks: HashMap::new(),
             release_due: false,
         })
+    }
+
+    /// From now on revocations are given up at once, held ones included:
+    /// librdkafka's close runs a last revocation and must not wait for a
+    /// poll that never comes.
+    fn stop_holding(&mut self) {
+        self.inner.context().closing.store(true, Ordering::SeqCst);
+        self.release_revoked();
     }
 
     /// Give librdkafka the partitions of the last Revoked event, letting the
@@ -587,8 +592,7 @@ impl Consumer for RdConsumer {
     }
 
     async fn close(&mut self) -> Result<(), KafkaError> {
-        self.inner.context().closing.store(true, Ordering::SeqCst);
-        self.release_revoked();
+        self.stop_holding();
         self.inner.unsubscribe();
         self.stash.clear();
         self.pending_seeks.clear();

@@ -157,9 +157,8 @@ pub struct WorkerSinkTask {
     dlq_waits:
         Vec<tokio::sync::oneshot::Receiver<std::result::Result<(), crate::kafka::KafkaError>>>,
     batch: Vec<SinkRecord>,
+    /// While set, every assigned partition is paused.
     redelivery: Option<Redelivery>,
-    /// Every assigned partition was paused for a redelivery.
-    paused_for_redelivery: bool,
 }
 
 impl WorkerSinkTask {
@@ -238,7 +237,6 @@ impl WorkerSinkTask {
             dlq_admin,
             batch: Vec::new(),
             redelivery: None,
-            paused_for_redelivery: false,
         })
     }
 
@@ -319,8 +317,7 @@ impl WorkerSinkTask {
                     continue;
                 }
             } else if now.duration_since(self.last_put) >= self.settings.poll_timeout {
-                self.put(Vec::new(), TopicPartitionOffsets::new(), target)
-                    .await?;
+                self.put(Vec::new(), TopicPartitionOffsets::new()).await?;
             }
             if self.context.with(|r| mem::take(&mut r.commit)) == Some(true) {
                 self.commit_all().await?;
@@ -397,7 +394,7 @@ impl WorkerSinkTask {
                     // waiting batch.
                     self.rewind(&records)?;
                 }
-                Ok(Some(ConsumerEvent::Records(records))) => self.deliver(records, target).await?,
+                Ok(Some(ConsumerEvent::Records(records))) => self.deliver(records).await?,
                 Err(e) if e.is_retriable() => {
                     tracing::warn!(task = %id, error = %e, "retriable consumer failure; polling again");
                 }
@@ -486,7 +483,7 @@ impl WorkerSinkTask {
     }
 
     /// Convert, transform and `put` one consumed batch.
-    async fn deliver(&mut self, records: Vec<ConsumedRecord>, target: TargetState) -> Result<()> {
+    async fn deliver(&mut self, records: Vec<ConsumedRecord>) -> Result<()> {
         let mut batch = mem::take(&mut self.batch);
         batch.clear();
         let mut delivered = TopicPartitionOffsets::new();
@@ -514,7 +511,7 @@ impl WorkerSinkTask {
             }
         }
         self.reporter.set_batch(records);
-        self.put(batch, delivered, target).await
+        self.put(batch, delivered).await
     }
 
     /// `put` the batch; once it is accepted its records count as consumed.
@@ -525,7 +522,6 @@ impl WorkerSinkTask {
         &mut self,
         batch: Vec<SinkRecord>,
         delivered: TopicPartitionOffsets,
-        target: TargetState,
     ) -> Result<()> {
         self.last_put = Instant::now();
         let outcome = self.task.put(&batch).await;
@@ -536,9 +532,6 @@ impl WorkerSinkTask {
             Ok(()) => {
                 self.consumed.extend(delivered);
                 self.batch = batch;
-                if mem::take(&mut self.paused_for_redelivery) {
-                    self.set_paused(target == TargetState::Paused)?;
-                }
                 Ok(())
             }
             Err(e) if e.is_retriable() => {
@@ -549,10 +542,8 @@ impl WorkerSinkTask {
                     .unwrap_or(DEFAULT_REDELIVERY);
                 tracing::warn!(task = %self.settings.id, error = %e,
                     "retriable put failure; partitions paused, redelivering the batch in {wait:?}");
-                if !self.paused_for_redelivery {
-                    self.set_paused(true)?;
-                    self.paused_for_redelivery = true;
-                }
+                // Pausing is idempotent; a failed redelivery pauses again.
+                self.set_paused(true)?;
                 self.redelivery = Some(Redelivery {
                     batch,
                     delivered,
@@ -567,10 +558,14 @@ impl WorkerSinkTask {
         }
     }
 
-    /// Put the waiting batch again.
+    /// Put the waiting batch again; once it is accepted, resume what the
+    /// redelivery paused (not the partitions the task or the target paused).
     async fn redeliver(&mut self, target: TargetState) -> Result<()> {
         if let Some(r) = self.redelivery.take() {
-            self.put(r.batch, r.delivered, target).await?;
+            self.put(r.batch, r.delivered).await?;
+            if self.redelivery.is_none() {
+                self.set_paused(target == TargetState::Paused)?;
+            }
         }
         Ok(())
     }
