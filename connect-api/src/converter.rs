@@ -27,25 +27,62 @@ impl SchemaAndValue {
     };
 }
 
+/// What [`Converter::from_connect_data`] wrote into the caller's buffer.
+///
+/// Kafka distinguishes null bytes (a tombstone) from empty bytes, so a
+/// converter says which one it meant instead of leaving the caller to guess
+/// from an empty buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Serialized {
+    /// The buffer holds the serialized bytes (possibly none: empty bytes).
+    Bytes,
+    /// Null bytes: the buffer was left empty and the record's key or value
+    /// is written as null.
+    Null,
+}
+
+impl Serialized {
+    /// `true` for [`Serialized::Null`].
+    pub fn is_null(self) -> bool {
+        self == Serialized::Null
+    }
+
+    /// `Some(buffer)` for [`Serialized::Bytes`], `None` for
+    /// [`Serialized::Null`]: the shape a Kafka record's key and value take.
+    ///
+    /// ```
+    /// use connect_api::Serialized;
+    /// assert_eq!(Serialized::Bytes.bytes_or_null(vec![1u8]), Some(vec![1]));
+    /// assert_eq!(Serialized::Null.bytes_or_null(vec![1u8]), None);
+    /// ```
+    pub fn bytes_or_null<B>(self, buffer: B) -> Option<B> {
+        match self {
+            Serialized::Bytes => Some(buffer),
+            Serialized::Null => None,
+        }
+    }
+}
+
 /// Turns keys and values into bytes and back.
 ///
 /// `from_connect_data` writes into a buffer the caller owns and reuses, so
-/// the hot path allocates nothing per record; it returns `false` for a null
-/// result (a tombstone), leaving the buffer empty.
+/// the hot path allocates nothing per record; it returns
+/// [`Serialized::Null`] for a null result (a tombstone), leaving the buffer
+/// empty.
 ///
 /// ```
 /// use connect_api::config::ConfigMap;
-/// use connect_api::converter::{Converter, SchemaAndValue};
+/// use connect_api::converter::{Converter, SchemaAndValue, Serialized};
 /// use connect_api::{ConnectError, Headers, Result, Schema, Value};
 ///
 /// /// UTF-8 strings only.
 /// struct Utf8;
 /// impl Converter for Utf8 {
 ///     fn configure(&mut self, _: &ConfigMap, _is_key: bool) -> Result<()> { Ok(()) }
-///     fn from_connect_data(&mut self, _: &str, _: &Headers, _: Option<&Schema>, value: &Value, out: &mut Vec<u8>) -> Result<bool> {
+///     fn from_connect_data(&mut self, _: &str, _: &Headers, _: Option<&Schema>, value: &Value, out: &mut Vec<u8>) -> Result<Serialized> {
 ///         match value {
-///             Value::Null => Ok(false),
-///             Value::String(s) => { out.extend_from_slice(s.as_bytes()); Ok(true) }
+///             Value::Null => Ok(Serialized::Null),
+///             Value::String(s) => { out.extend_from_slice(s.as_bytes()); Ok(Serialized::Bytes) }
 ///             v => Err(ConnectError::data(format!("expected STRING, got {}", v.type_name()))),
 ///         }
 ///     }
@@ -56,7 +93,8 @@ impl SchemaAndValue {
 ///     }
 /// }
 /// let mut buf = Vec::new();
-/// assert!(Utf8.from_connect_data("t", &Headers::new(), None, &Value::from("hi"), &mut buf).unwrap());
+/// let written = Utf8.from_connect_data("t", &Headers::new(), None, &Value::from("hi"), &mut buf).unwrap();
+/// assert_eq!(written, Serialized::Bytes);
 /// assert_eq!(buf, b"hi");
 /// ```
 #[allow(clippy::wrong_self_convention)] // Kafka's method names, kept on purpose
@@ -69,8 +107,8 @@ pub trait Converter: Send {
         ConfigDef::new()
     }
 
-    /// Serialize `value` (of `schema`) for `topic` into `out`; `Ok(false)`
-    /// means null bytes.
+    /// Serialize `value` (of `schema`) for `topic` into `out`;
+    /// [`Serialized::Null`] means null bytes (nothing was written).
     fn from_connect_data(
         &mut self,
         topic: &str,
@@ -78,7 +116,7 @@ pub trait Converter: Send {
         schema: Option<&Schema>,
         value: &Value,
         out: &mut Vec<u8>,
-    ) -> Result<bool>;
+    ) -> Result<Serialized>;
 
     /// Deserialize `bytes` (`None` for null) read from `topic`.
     fn to_connect_data(

@@ -49,7 +49,7 @@ pub mod transform;
 
 pub use config::{ConfigDef, ConfigKey, ConfigMap, ConfigType};
 pub use connector::{Connector, ConnectorContext, ConnectorType, SinkConnector, SourceConnector};
-pub use converter::{Converter, HeaderConverter, SchemaAndValue};
+pub use converter::{Converter, HeaderConverter, SchemaAndValue, Serialized};
 pub use sink::{SinkTask, SinkTaskContext, TopicPartition, TopicPartitionOffsets};
 pub use source::{RecordMetadata, SourceTask, SourceTaskContext};
 pub use transform::{Predicate, Transformation, Verdict};

@@ -1,8 +1,8 @@
 //! `ByteArrayConverter`: Kafka's `org.apache.kafka.connect.converters.ByteArrayConverter`.
 
 use connect_api::{
-    ConfigDef, ConfigMap, ConnectError, Converter, Headers, Result, Schema, SchemaAndValue, Type,
-    Value,
+    ConfigDef, ConfigMap, ConnectError, Converter, Headers, Result, Schema, SchemaAndValue,
+    Serialized, Type, Value,
 };
 
 /// Passes bytes through unchanged; reads as optional BYTES.
@@ -39,7 +39,7 @@ impl Converter for ByteArrayConverter {
         schema: Option<&Schema>,
         value: &Value,
         out: &mut Vec<u8>,
-    ) -> Result<bool> {
+    ) -> Result<Serialized> {
         if let Some(s) = schema.filter(|s| s.ty() != Type::Bytes) {
             return Err(ConnectError::data(format!(
                 "Invalid schema type for ByteArrayConverter: {}",
@@ -47,10 +47,10 @@ impl Converter for ByteArrayConverter {
             )));
         }
         match value {
-            Value::Null => Ok(false),
+            Value::Null => Ok(Serialized::Null),
             Value::Bytes(b) => {
                 out.extend_from_slice(b);
-                Ok(true)
+                Ok(Serialized::Bytes)
             }
             other => Err(ConnectError::data(format!(
                 "ByteArrayConverter is not compatible with objects of type {}",

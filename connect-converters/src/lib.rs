@@ -72,7 +72,7 @@ macro_rules! header_converter_via_converter {
                     self, topic, &headers, schema, value, &mut out,
                 )
                 .map_err(|e| e.context(format_args!("header '{header_key}'")))?;
-                Ok(written.then_some(out))
+                Ok(written.bytes_or_null(out))
             }
             fn to_connect_header(
                 &mut self,

@@ -5,8 +5,8 @@
 use std::marker::PhantomData;
 
 use connect_api::{
-    ConfigDef, ConfigMap, ConnectError, Converter, Headers, Result, Schema, SchemaAndValue, Type,
-    Value,
+    ConfigDef, ConfigMap, ConnectError, Converter, Headers, Result, Schema, SchemaAndValue,
+    Serialized, Type, Value,
 };
 
 /// One fixed-width primitive: its schema, size and byte encoding.
@@ -139,7 +139,7 @@ impl<K: NumberKind> Converter for NumberConverter<K> {
         schema: Option<&Schema>,
         value: &Value,
         out: &mut Vec<u8>,
-    ) -> Result<bool> {
+    ) -> Result<Serialized> {
         if let Some(s) = schema.filter(|s| s.ty() != K::TYPE) {
             return Err(ConnectError::data(format!(
                 "Invalid schema type for {}: {}",
@@ -148,7 +148,7 @@ impl<K: NumberKind> Converter for NumberConverter<K> {
             )));
         }
         if value.is_null() {
-            return Ok(false);
+            return Ok(Serialized::Null);
         }
         K::encode(value, out).ok_or_else(|| {
             ConnectError::data(format!(
@@ -158,7 +158,7 @@ impl<K: NumberKind> Converter for NumberConverter<K> {
                 K::TYPE
             ))
         })?;
-        Ok(true)
+        Ok(Serialized::Bytes)
     }
 
     fn to_connect_data(
@@ -206,7 +206,7 @@ impl<K: NumberKind> connect_api::HeaderConverter for NumberConverter<K> {
     ) -> Result<Option<Vec<u8>>> {
         let mut out = Vec::with_capacity(K::SIZE);
         let written = self.from_connect_data(topic, &Headers::new(), schema, value, &mut out)?;
-        Ok(written.then_some(out))
+        Ok(written.bytes_or_null(out))
     }
     fn to_connect_header(
         &mut self,

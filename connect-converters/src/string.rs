@@ -2,7 +2,7 @@
 
 use connect_api::config::{validators::ValidString, ConfigKey, ConfigType, Importance};
 use connect_api::{
-    ConfigDef, ConfigMap, Converter, Headers, Result, Schema, SchemaAndValue, Value,
+    ConfigDef, ConfigMap, Converter, Headers, Result, Schema, SchemaAndValue, Serialized, Value,
 };
 
 /// Config key: the character set (`UTF-8`, `US-ASCII` or `ISO-8859-1`).
@@ -86,10 +86,10 @@ impl Converter for StringConverter {
         _schema: Option<&Schema>,
         value: &Value,
         out: &mut Vec<u8>,
-    ) -> Result<bool> {
+    ) -> Result<Serialized> {
         let text;
         let s = match value {
-            Value::Null => return Ok(false),
+            Value::Null => return Ok(Serialized::Null),
             Value::String(s) => s.as_str(),
             other => {
                 text = connect_api::values::convert_to_string(other);
@@ -107,7 +107,7 @@ impl Converter for StringConverter {
                     .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?')),
             ),
         }
-        Ok(true)
+        Ok(Serialized::Bytes)
     }
 
     fn to_connect_data(

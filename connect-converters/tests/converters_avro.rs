@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use apache_avro::types::Value as AvroValue;
 use connect_api::logical::{date_schema, decimal_schema, timestamp_schema};
-use connect_api::{ConfigMap, Converter, Headers, Schema, SchemaBuilder, Struct, Value};
+use connect_api::{
+    ConfigMap, Converter, Headers, Schema, SchemaBuilder, Serialized, Struct, Value,
+};
 use connect_converters::avro::{
     AvroConverter, HttpSchemaRegistry, MemorySchemaRegistry, SchemaRegistryClient,
 };
@@ -54,9 +56,10 @@ fn user() -> Value {
 
 fn write(c: &mut AvroConverter, topic: &str, schema: &Schema, value: &Value) -> Vec<u8> {
     let mut out = Vec::new();
-    assert!(c
+    let written = c
         .from_connect_data(topic, &Headers::new(), Some(schema), value, &mut out)
-        .unwrap());
+        .unwrap();
+    assert_eq!(written, Serialized::Bytes);
     out
 }
 
@@ -170,15 +173,16 @@ fn keys_use_the_key_subject_and_nulls_are_tombstones() {
     assert_eq!(bytes, [0, 0, 0, 0, 1, 2, b'k']);
     assert_eq!(registry.lookup("t-key", r#""string""#).unwrap(), 1);
     let mut out = Vec::new();
-    assert!(!c
+    let written = c
         .from_connect_data(
             "t",
             &Headers::new(),
             Some(&Schema::optional_string()),
             &Value::Null,
-            &mut out
+            &mut out,
         )
-        .unwrap());
+        .unwrap();
+    assert_eq!(written, Serialized::Null);
     assert!(c
         .from_connect_data(
             "t",

@@ -24,7 +24,9 @@ fn write(c: &mut JsonConverter, schema: Option<&Schema>, value: &Value) -> Optio
     let written = c
         .from_connect_data("topic", &Headers::new(), schema, value, &mut out)
         .unwrap();
-    written.then(|| String::from_utf8(out).unwrap())
+    written
+        .bytes_or_null(out)
+        .map(|b| String::from_utf8(b).unwrap())
 }
 
 fn write_err(c: &mut JsonConverter, schema: Option<&Schema>, value: &Value) -> String {

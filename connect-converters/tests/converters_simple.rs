@@ -21,7 +21,7 @@ fn write(c: &mut dyn Converter, schema: Option<&Schema>, value: &Value) -> Optio
     let mut out = Vec::new();
     c.from_connect_data("t", &Headers::new(), schema, value, &mut out)
         .unwrap()
-        .then_some(out)
+        .bytes_or_null(out)
 }
 
 fn read(c: &mut dyn Converter, bytes: Option<&[u8]>) -> (Option<Schema>, Value) {

@@ -101,7 +101,7 @@ impl Converters {
             headers.push((h.key().to_string(), bytes));
         }
         let mut key = Vec::new();
-        let has_key = self
+        let key_written = self
             .key
             .from_connect_data(
                 topic,
@@ -112,7 +112,7 @@ impl Converters {
             )
             .map_err(|e| e.context(format_args!("key converter, topic '{topic}'")))?;
         let mut value = Vec::new();
-        let has_value = self
+        let value_written = self
             .value
             .from_connect_data(
                 topic,
@@ -125,8 +125,8 @@ impl Converters {
         Ok(SerializedRecord {
             topic: topic.to_string(),
             partition: record.kafka_partition,
-            key: has_key.then_some(key),
-            value: has_value.then_some(value),
+            key: key_written.bytes_or_null(key),
+            value: value_written.bytes_or_null(value),
             timestamp: record.timestamp,
             headers,
         })

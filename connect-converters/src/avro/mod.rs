@@ -30,7 +30,8 @@ use std::sync::Arc;
 use apache_avro::schema::Schema as Avro;
 use connect_api::config::{validators::ValidString, ConfigKey, ConfigType, Importance};
 use connect_api::{
-    ConfigDef, ConfigMap, ConnectError, Converter, Headers, Result, Schema, SchemaAndValue, Value,
+    ConfigDef, ConfigMap, ConnectError, Converter, Headers, Result, Schema, SchemaAndValue,
+    Serialized, Value,
 };
 
 pub use http::HttpSchemaRegistry;
@@ -376,10 +377,10 @@ impl Converter for AvroConverter {
         schema: Option<&Schema>,
         value: &Value,
         out: &mut Vec<u8>,
-    ) -> Result<bool> {
+    ) -> Result<Serialized> {
         let Some(schema) = schema else {
             if value.is_null() {
-                return Ok(false);
+                return Ok(Serialized::Null);
             }
             return Err(ConnectError::data(format!(
                 "AvroConverter cannot write a schemaless {} for topic '{topic}': Avro needs a Connect schema",
@@ -388,7 +389,7 @@ impl Converter for AvroConverter {
         };
         if value.is_null() && schema.default_value().is_none_or(Value::is_null) {
             if schema.is_optional() {
-                return Ok(false);
+                return Ok(Serialized::Null);
             }
             return Err(ConnectError::data(format!(
                 "AvroConverter: null value for required schema {schema} (topic '{topic}')"
@@ -401,7 +402,7 @@ impl Converter for AvroConverter {
                 "AvroConverter cannot write a record for topic '{topic}'"
             ))
         })?;
-        Ok(true)
+        Ok(Serialized::Bytes)
     }
 
     fn to_connect_data(

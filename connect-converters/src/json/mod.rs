@@ -24,7 +24,8 @@ use connect_api::config::{
     validators::Range, validators::ValidString, ConfigKey, ConfigType, Importance,
 };
 use connect_api::{
-    ConfigDef, ConfigMap, ConnectError, Converter, Headers, Result, Schema, SchemaAndValue, Value,
+    ConfigDef, ConfigMap, ConnectError, Converter, Headers, Result, Schema, SchemaAndValue,
+    Serialized, Value,
 };
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -385,13 +386,13 @@ impl Converter for JsonConverter {
         schema: Option<&Schema>,
         value: &Value,
         out: &mut Vec<u8>,
-    ) -> Result<bool> {
+    ) -> Result<Serialized> {
         if schema.is_none() && value.is_null() {
-            return Ok(false);
+            return Ok(Serialized::Null);
         }
         let start = out.len();
         match self.write_record(schema, value, out) {
-            Ok(()) => Ok(true),
+            Ok(()) => Ok(Serialized::Bytes),
             Err(e) => {
                 out.truncate(start);
                 Err(e.context(format_args!(

@@ -351,10 +351,10 @@ fn encode(
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
     let start = out.len();
-    let non_null = conv
+    let written = conv
         .from_connect_data(topic, headers, schema, value, out)
         .map_err(|e| e.to_string())?;
-    if !non_null {
+    if written.is_null() {
         out.truncate(start);
         out.extend_from_slice(b"null");
     }

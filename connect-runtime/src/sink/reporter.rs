@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use connect_api::converter::Converter;
+use connect_api::converter::{Converter, Serialized};
 use connect_api::sink::ErrantRecordReporter;
 use connect_api::{ConnectError, Result, SinkRecord};
 use futures::future::BoxFuture;
@@ -330,7 +330,7 @@ fn render(reporter: &Reporter, record: &SinkRecord) -> ConsumedRecord {
                 &r.key,
                 &mut key,
             )
-            .unwrap_or(false);
+            .is_ok_and(|w| w == Serialized::Bytes);
         has_value = json
             .from_connect_data(
                 &r.topic,
@@ -339,7 +339,7 @@ fn render(reporter: &Reporter, record: &SinkRecord) -> ConsumedRecord {
                 &r.value,
                 &mut value,
             )
-            .unwrap_or(false);
+            .is_ok_and(|w| w == Serialized::Bytes);
     }
     ConsumedRecord {
         topic: record.original_topic.clone(),

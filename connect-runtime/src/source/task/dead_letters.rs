@@ -93,7 +93,7 @@ impl WorkerSourceTask {
                     &rec.key,
                     &mut key,
                 )
-                .unwrap_or(false);
+                .is_ok_and(|w| w == Serialized::Bytes);
             has_value = conv
                 .from_connect_data(
                     &topic,
@@ -102,7 +102,7 @@ impl WorkerSourceTask {
                     &rec.value,
                     &mut value,
                 )
-                .unwrap_or(false);
+                .is_ok_and(|w| w == Serialized::Bytes);
         }
         self.ensure_dlq_topic(&dlq_topic).await;
         let token = match at {

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use connect_api::config::ConfigMap;
 use connect_api::source::{OffsetStorageReader, RecordMetadata, SourceTask, SourceTaskContext};
-use connect_api::{ConnectError, ErrorKind, Record, Result, SourceMap, SourceRecord};
+use connect_api::{ConnectError, ErrorKind, Record, Result, Serialized, SourceMap, SourceRecord};
 use connect_transforms::chain::TransformChain;
 use tokio::sync::{watch, Notify};
 use tokio::time::{Instant, MissedTickBehavior};
@@ -649,7 +649,7 @@ impl Encoded {
                     r.key_schema.as_ref(),
                     &r.key,
                     &mut self.key,
-                )?;
+                )? == Serialized::Bytes;
             }
             _ => {
                 self.value.clear();
@@ -659,7 +659,7 @@ impl Encoded {
                     r.value_schema.as_ref(),
                     &r.value,
                     &mut self.value,
-                )?;
+                )? == Serialized::Bytes;
             }
         }
         Ok(())
