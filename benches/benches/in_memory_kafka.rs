@@ -39,10 +39,7 @@ impl DeliverySink for Count {
 }
 
 fn config(pairs: &[(&str, &str)]) -> ClientConfig {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    ClientConfig::from_pairs(pairs.iter().copied())
 }
 
 async fn produce(kafka: &MemoryKafka, payload: &[u8]) {

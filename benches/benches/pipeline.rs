@@ -123,10 +123,7 @@ impl StatusListener for NoStatus {
 }
 
 fn cfg(pairs: &[(&str, &str)]) -> ConfigMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    ConfigMap::from_pairs(pairs.iter().copied())
 }
 
 /// InsertField (static `field`) and ReplaceField (rename city to town).

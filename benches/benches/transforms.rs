@@ -26,7 +26,7 @@ const ALIASES: [&str; 5] = ["replace", "insert", "cast", "mask", "route"];
 
 /// The five-SMT chain, or only `only` of it.
 fn chain_config(only: Option<&str>) -> ConfigMap {
-    let mut config: ConfigMap = [
+    let mut config = ConfigMap::from([
         ("transforms", "replace,insert,cast,mask,route"),
         (
             "transforms.replace.type",
@@ -45,10 +45,7 @@ fn chain_config(only: Option<&str>) -> ConfigMap {
         ("transforms.route.type", "RegexRouter"),
         ("transforms.route.regex", "(.*)-raw"),
         ("transforms.route.replacement", "$1"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    ]);
     if let Some(alias) = only {
         config.insert("transforms".to_string(), alias.to_string());
     }

@@ -12,8 +12,173 @@ use std::sync::Arc;
 
 use crate::error::{ConnectError, Result};
 
-/// A plugin's raw configuration: key to string value, as Kafka's `Map<String, String>`.
-pub type ConfigMap = BTreeMap<String, String>;
+/// A plugin's raw configuration: key to string value, as Kafka's
+/// `Map<String, String>`, in key order.
+///
+/// It reads and writes as the `BTreeMap` it wraps (`get`, `insert`,
+/// iteration, ...). `Debug` masks the values of keys that name a secret
+/// (see [`ConfigMap::is_secret_key`]), so logging a connector's config does
+/// not print its passwords; a map does not know its plugin's
+/// [`ConfigDef`], so the rule goes by the key's name, and
+/// [`ParsedConfig`]'s `Debug` masks exactly the keys declared
+/// [`ConfigType::Password`].
+///
+/// ```
+/// use connect_api::ConfigMap;
+///
+/// let mut config = ConfigMap::from_pairs([("topic", "orders"), ("connection.password", "s3cret")]);
+/// config.insert("tasks.max".to_string(), "2".to_string());
+/// assert_eq!(config.get("topic").map(String::as_str), Some("orders"));
+/// assert_eq!(
+///     format!("{config:?}"),
+///     r#"{"connection.password": "[hidden]", "tasks.max": "2", "topic": "orders"}"#
+/// );
+/// ```
+// Serializable as the plain JSON object Kafka's REST API and config files
+// hold, as the `BTreeMap` it replaced was.
+#[derive(
+    Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
+pub struct ConfigMap(BTreeMap<String, String>);
+
+impl ConfigMap {
+    /// An empty map.
+    pub fn new() -> Self {
+        ConfigMap(BTreeMap::new())
+    }
+
+    /// A map from `(key, value)` pairs; a later pair wins over an earlier
+    /// one with the same key.
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        pairs.into_iter().collect()
+    }
+
+    /// The wrapped map.
+    pub fn into_inner(self) -> BTreeMap<String, String> {
+        self.0
+    }
+
+    /// Whether `Debug` masks the value of `key`: its name holds
+    /// `password`, `secret`, `credential`, `jaas.config` or `user.info`, or
+    /// it names private key or certificate material given inline
+    /// (`ssl.keystore.key`, `ssl.keystore.certificate.chain`,
+    /// `ssl.truststore.certificates`): the keys Kafka and its common
+    /// plugins declare as PASSWORD.
+    pub fn is_secret_key(key: &str) -> bool {
+        let key = key.to_ascii_lowercase();
+        [
+            "password",
+            "secret",
+            "credential",
+            "jaas.config",
+            "user.info",
+        ]
+        .iter()
+        .any(|part| key.contains(part))
+            || [
+                "ssl.keystore.key",
+                "ssl.keystore.certificate.chain",
+                "ssl.truststore.certificates",
+            ]
+            .iter()
+            .any(|suffix| key.ends_with(suffix))
+    }
+}
+
+impl std::ops::Deref for ConfigMap {
+    type Target = BTreeMap<String, String>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ConfigMap {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl fmt::Debug for ConfigMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Hidden;
+        impl fmt::Debug for Hidden {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("\"[hidden]\"")
+            }
+        }
+        let mut map = f.debug_map();
+        for (k, v) in &self.0 {
+            if ConfigMap::is_secret_key(k) {
+                map.entry(k, &Hidden);
+            } else {
+                map.entry(k, v);
+            }
+        }
+        map.finish()
+    }
+}
+
+impl From<BTreeMap<String, String>> for ConfigMap {
+    fn from(map: BTreeMap<String, String>) -> Self {
+        ConfigMap(map)
+    }
+}
+
+impl<K: Into<String>, V: Into<String>, const N: usize> From<[(K, V); N]> for ConfigMap {
+    fn from(pairs: [(K, V); N]) -> Self {
+        ConfigMap::from_pairs(pairs)
+    }
+}
+
+impl From<ConfigMap> for BTreeMap<String, String> {
+    fn from(map: ConfigMap) -> Self {
+        map.0
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for ConfigMap {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        ConfigMap(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> Extend<(K, V)> for ConfigMap {
+    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, iter: I) {
+        self.0
+            .extend(iter.into_iter().map(|(k, v)| (k.into(), v.into())));
+    }
+}
+
+impl IntoIterator for ConfigMap {
+    type Item = (String, String);
+    type IntoIter = std::collections::btree_map::IntoIter<String, String>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a ConfigMap {
+    type Item = (&'a String, &'a String);
+    type IntoIter = std::collections::btree_map::Iter<'a, String, String>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut ConfigMap {
+    type Item = (&'a String, &'a mut String);
+    type IntoIter = std::collections::btree_map::IterMut<'a, String, String>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter_mut()
+    }
+}
 
 /// The type of a config key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -995,10 +1160,55 @@ mod tests {
     use super::*;
 
     fn props(pairs: &[(&str, &str)]) -> ConfigMap {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        ConfigMap::from_pairs(pairs.iter().copied())
+    }
+
+    #[test]
+    fn config_map_debug_hides_secrets_and_keeps_the_rest() {
+        let config = props(&[
+            ("connection.password", "p1"),
+            ("ssl.key.password", "p2"),
+            ("sasl.jaas.config", "p3"),
+            ("basic.auth.user.info", "p4"),
+            ("aws.secret.access.key", "p5"),
+            ("ssl.keystore.key", "p6"),
+            ("Client.Credentials", "p7"),
+            ("topic", "orders"),
+            ("key.converter", "JsonConverter"),
+        ]);
+        let printed = format!("{config:?}");
+        for secret in ["p1", "p2", "p3", "p4", "p5", "p6", "p7"] {
+            assert!(!printed.contains(secret), "{secret} printed in {printed}");
+        }
+        assert!(printed.contains(r#""topic": "orders""#), "{printed}");
+        assert!(printed.contains(r#""key.converter": "JsonConverter""#), "{printed}");
+        assert!(printed.contains(r#""ssl.key.password": "[hidden]""#), "{printed}");
+        // Masking is for printing only: the values are all there.
+        assert_eq!(config["connection.password"], "p1");
+        assert!(!ConfigMap::is_secret_key("key.converter"));
+        assert!(!ConfigMap::is_secret_key("ssl.keystore.location"));
+    }
+
+    #[test]
+    fn config_map_from_pairs_keeps_the_last_value_and_reads_as_a_map() {
+        let config = ConfigMap::from_pairs([("a", "1"), ("b", "2"), ("a", "3")]);
+        assert_eq!(config.len(), 2);
+        assert_eq!(config.get("a").map(String::as_str), Some("3"));
+        assert_eq!(config, ConfigMap::from([("b", "2"), ("a", "3")]));
+        let keys: Vec<&String> = config.keys().collect();
+        assert_eq!(keys, ["a", "b"]);
+        let back: BTreeMap<String, String> = config.clone().into();
+        assert_eq!(ConfigMap::from(back), config);
+    }
+
+    #[test]
+    fn config_map_is_a_plain_json_object() {
+        let config = props(&[("topic", "orders"), ("connection.password", "p")]);
+        let json = serde_json::to_string(&config).unwrap();
+        assert_eq!(json, r#"{"connection.password":"p","topic":"orders"}"#);
+        let back: ConfigMap = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, config);
+        assert!(serde_json::from_str::<ConfigMap>(r#"{"a":1}"#).is_err());
     }
 
     #[test]

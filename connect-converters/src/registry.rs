@@ -55,22 +55,18 @@ pub const DEFAULT_HEADER_CONVERTER: &str = "org.apache.kafka.connect.storage.Sim
 /// Converter factories by name.
 ///
 /// ```
-/// use std::collections::BTreeMap;
 /// use connect_converters::{ConverterRegistry, ConverterRole};
 ///
 /// let registry = ConverterRegistry::with_builtins();
-/// let worker: BTreeMap<String, String> = [
+/// let worker = connect_api::ConfigMap::from([
 ///     ("key.converter", "org.apache.kafka.connect.storage.StringConverter"),
 ///     ("value.converter", "JsonConverter"),
 ///     ("value.converter.schemas.enable", "false"),
-/// ]
-/// .into_iter()
-/// .map(|(k, v)| (k.to_string(), v.to_string()))
-/// .collect();
+/// ]);
 /// let key = registry.configured_converter(&worker, ConverterRole::Key).unwrap();
 /// let value = registry.configured_converter(&worker, ConverterRole::Value).unwrap();
 /// let headers = registry.configured_header_converter(&worker).unwrap(); // SimpleHeaderConverter
-/// assert!(registry.configured_converter(&BTreeMap::new(), ConverterRole::Key).is_err());
+/// assert!(registry.configured_converter(&connect_api::ConfigMap::new(), ConverterRole::Key).is_err());
 /// # drop((key, value, headers));
 /// ```
 #[derive(Clone, Default)]

@@ -37,7 +37,7 @@ impl TaskConverters {
     ///
     /// ```
     /// use connect_converters::{ConverterRegistry, TaskConverters};
-    /// let cfg = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    /// let cfg = |pairs: &[(&str, &str)]| connect_api::ConfigMap::from_pairs(pairs.iter().copied());
     /// let worker = cfg(&[("key.converter", "StringConverter"), ("value.converter", "JsonConverter")]);
     /// let connector = cfg(&[("value.converter", "org.apache.kafka.connect.converters.ByteArrayConverter")]);
     /// let c = TaskConverters::for_connector(&ConverterRegistry::with_builtins(), &connector, &worker).unwrap();

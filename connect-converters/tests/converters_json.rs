@@ -11,10 +11,7 @@ use connect_converters::JsonConverter;
 
 fn converter(pairs: &[(&str, &str)]) -> JsonConverter {
     let mut c = JsonConverter::new();
-    let cfg: ConfigMap = pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let cfg: ConfigMap = ConfigMap::from_pairs(pairs.iter().copied());
     Converter::configure(&mut c, &cfg, false).unwrap();
     c
 }

@@ -136,10 +136,7 @@ fn schema_and_value() -> impl Strategy<Value = (Schema, Value)> {
 
 fn json(pairs: &[(&str, &str)]) -> JsonConverter {
     let mut c = JsonConverter::new();
-    let cfg: ConfigMap = pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let cfg: ConfigMap = ConfigMap::from_pairs(pairs.iter().copied());
     c.configure(&cfg, false).unwrap();
     c
 }

@@ -1,8 +1,6 @@
 //! String, ByteArray, number and header converters, and the registry that
 //! builds converters from a Kafka worker config.
 
-use std::collections::BTreeMap;
-
 use connect_api::{ConfigMap, Converter, HeaderConverter, Headers, Schema, SchemaBuilder, Value};
 use connect_converters::{
     BooleanConverter, ByteArrayConverter, ConverterRegistry, ConverterRole, DoubleConverter,
@@ -11,10 +9,7 @@ use connect_converters::{
 };
 
 fn cfg(pairs: &[(&str, &str)]) -> ConfigMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    ConfigMap::from_pairs(pairs.iter().copied())
 }
 
 fn write(c: &mut dyn Converter, schema: Option<&Schema>, value: &Value) -> Option<Vec<u8>> {
@@ -325,7 +320,7 @@ fn worker_config_builds_configured_converters() {
         br#"{"schema":{"type":"string","optional":false},"payload":"x"}"#
     );
     let e = r
-        .configured_converter(&BTreeMap::new(), ConverterRole::Key)
+        .configured_converter(&ConfigMap::new(), ConverterRole::Key)
         .err()
         .unwrap();
     assert!(e.to_string().contains("key.converter"), "{e}");

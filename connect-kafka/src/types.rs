@@ -9,8 +9,10 @@ use bytes::Bytes;
 
 /// Kafka client properties (`bootstrap.servers`, `group.id`,
 /// `auto.offset.reset`, `isolation.level`, `transactional.id`, ...), with
-/// Kafka's names. Adapters pass through what they understand.
-pub type ClientConfig = BTreeMap<String, String>;
+/// Kafka's names. Adapters pass through what they understand. A
+/// [`ConfigMap`](connect_api::ConfigMap), so `Debug` hides `sasl.jaas.config`
+/// and the SSL passwords.
+pub type ClientConfig = connect_api::ConfigMap;
 
 /// A header as produced: key and optional (null) value.
 pub type OutHeader = (String, Option<Vec<u8>>);

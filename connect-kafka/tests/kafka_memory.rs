@@ -16,10 +16,7 @@ use connect_kafka::{
 use tokio::time::Instant;
 
 fn config(pairs: &[(&str, &str)]) -> ClientConfig {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    ClientConfig::from_pairs(pairs.iter().copied())
 }
 
 type Ack = Result<(i32, i64, Option<i64>), KafkaError>;

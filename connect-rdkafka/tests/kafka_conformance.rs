@@ -101,16 +101,13 @@ impl Backend {
     }
 
     fn consumer(&self, group: &str) -> Box<dyn Consumer> {
-        let config: ClientConfig = [
+        let config = ClientConfig::from([
             ("group.id", group),
             ("auto.offset.reset", "earliest"),
             ("enable.auto.commit", "false"),
             ("session.timeout.ms", "6000"),
             ("heartbeat.interval.ms", "300"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        ]);
         self.cluster.consumer(&config).unwrap()
     }
 }
@@ -531,14 +528,11 @@ async fn read_committed_hides_aborted_transactions(backend: Backend) {
             None => producer.flush(DEADLINE).await.unwrap(), // left open
         }
     }
-    let mut config: ClientConfig = [
+    let mut config = ClientConfig::from([
         ("group.id", group("rc").as_str()),
         ("auto.offset.reset", "earliest"),
         ("isolation.level", "read_committed"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    ]);
     config.insert("enable.auto.commit".into(), "false".into());
     let mut member = Member::new(backend.cluster.consumer(&config).unwrap(), &topic);
     member.consume(2).await;

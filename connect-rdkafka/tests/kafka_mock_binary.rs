@@ -159,14 +159,11 @@ async fn kcat_and_the_port_exchange_records_through_it() {
     let mut base = ClientConfig::new();
     base.insert("bootstrap.servers".into(), b.clone());
     let cluster = RdKafkaCluster::new(base);
-    let config: ClientConfig = [
+    let config = ClientConfig::from([
         ("group.id", "port"),
         ("auto.offset.reset", "earliest"),
         ("enable.auto.commit", "false"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    ]);
     let mut consumer = cluster.consumer(&config).unwrap();
     consumer
         .subscribe(&Subscription::Topics(vec!["demo".into()]))

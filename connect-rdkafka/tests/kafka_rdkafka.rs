@@ -54,10 +54,8 @@ async fn pattern_subscription_matches_whole_names() {
         &[("metrics-cpu", 1), ("metrics-mem", 1), ("old-metrics-x", 1)],
     )
     .unwrap();
-    let config: ClientConfig = [("group.id", "pattern"), ("auto.offset.reset", "earliest")]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let config: ClientConfig =
+        ClientConfig::from([("group.id", "pattern"), ("auto.offset.reset", "earliest")]);
     let mut consumer = mock.cluster().consumer(&config).unwrap();
     consumer
         .subscribe(&Subscription::Pattern("metrics-.*".into()))

@@ -1,15 +1,13 @@
 //! Java `.properties` files, as Kafka's tools read them (worker and
 //! connector configs of `connect-standalone`, chains of `connect-smt`).
 
-use std::collections::BTreeMap;
-
 use connect_api::config::ConfigMap;
 
 /// Java `.properties` text as a map (later keys win): `#`/`!` comment lines, `key=value`,
 /// `key: value` or `key value`, leading whitespace trimmed, backslash line
 /// continuation, and Java's escapes (`\t`, `\n`, `\uXXXX`, `\=`...).
 pub fn parse_properties(text: &str) -> ConfigMap {
-    let mut map = BTreeMap::new();
+    let mut map = ConfigMap::new();
     let mut lines = text.lines();
     while let Some(first) = lines.next() {
         let trimmed = first.trim_start();

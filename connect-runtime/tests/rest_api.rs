@@ -324,7 +324,7 @@ impl Fixture {
         plugins.register_sink("test.CollectSink", &["CollectSink"], move || {
             Box::new(CollectSink(c.clone()))
         });
-        let props: ConfigMap = [
+        let props = ConfigMap::from([
             (
                 "key.converter",
                 "org.apache.kafka.connect.json.JsonConverter",
@@ -337,10 +337,7 @@ impl Fixture {
             ("listeners", "http://127.0.0.1:0"),
             ("config.providers", "env"),
             ("consumer.auto.offset.reset", "earliest"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        ]);
         let worker = Worker::new(
             WorkerConfig::parse(&props).unwrap(),
             plugins,
@@ -1257,13 +1254,10 @@ async fn loggers() {
 #[tokio::test]
 async fn health_is_503_until_ready() {
     let kafka = MemoryKafka::new();
-    let props: ConfigMap = [
+    let props = ConfigMap::from([
         ("key.converter", "JsonConverter"),
         ("value.converter", "JsonConverter"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    ]);
     let worker = Worker::new(
         WorkerConfig::parse(&props).unwrap(),
         Plugins::with_builtins(),

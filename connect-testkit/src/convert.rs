@@ -39,8 +39,7 @@ pub struct SerializedRecord {
 /// use connect_api::{ConfigMap, Record, Schema, Value};
 /// use connect_testkit::Converters;
 ///
-/// let config: ConfigMap = [("value.converter", "org.apache.kafka.connect.storage.StringConverter")]
-///     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let config = ConfigMap::from([("value.converter", "org.apache.kafka.connect.storage.StringConverter")]);
 /// let mut conv = Converters::from_config(&config).unwrap();
 /// let bytes = conv.serialize(&Record::new("t", Some(Schema::string()), Value::from("hi"))).unwrap();
 /// assert_eq!(bytes.value.as_deref(), Some(&b"hi"[..]));
@@ -59,13 +58,10 @@ impl std::fmt::Debug for Converters {
 
 /// The defaults a connector config falls back to (the testkit's "worker").
 pub(crate) fn default_worker_config() -> ConfigMap {
-    [
+    ConfigMap::from([
         ("key.converter", JSON_CONVERTER),
         ("value.converter", JSON_CONVERTER),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect()
+    ])
 }
 
 impl Converters {

@@ -73,8 +73,5 @@ use connect_api::ConfigMap;
 
 /// A [`ConfigMap`] from `(key, value)` pairs: `config(&[("topic", "orders")])`.
 pub fn config(pairs: &[(&str, &str)]) -> ConfigMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    ConfigMap::from_pairs(pairs.iter().copied())
 }

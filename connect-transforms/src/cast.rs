@@ -71,8 +71,7 @@ const OUTPUT_TYPES: [Type; 8] = [
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = Cast::new(Side::Value);
-/// let cfg = [("spec", "id:string,score:int32")]
-///     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let cfg = connect_api::ConfigMap::from([("spec", "id:string,score:int32")]);
 /// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
 ///
 /// let schema = SchemaBuilder::struct_()

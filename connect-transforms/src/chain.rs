@@ -49,7 +49,7 @@ struct Stage<R> {
 /// use connect_transforms::chain::TransformChain;
 /// use connect_transforms::registry::TransformRegistry;
 ///
-/// let config: ConfigMap = [
+/// let config = ConfigMap::from([
 ///     ("transforms", "route,drop"),
 ///     ("transforms.route.type", "RegexRouter"),
 ///     ("transforms.route.regex", "(.*)-raw"),
@@ -58,7 +58,7 @@ struct Stage<R> {
 ///     ("transforms.drop.predicate", "isTombstone"),
 ///     ("predicates", "isTombstone"),
 ///     ("predicates.isTombstone.type", "RecordIsTombstone"),
-/// ].into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// ]);
 /// let mut chain = TransformChain::<SinkRecord>::from_config(&config, &TransformRegistry::with_builtins()).unwrap();
 ///
 /// let rec = SinkRecord::new(Record::new("orders-raw", None, Value::from("x")), 0, 0);
@@ -434,10 +434,7 @@ mod tests {
     use connect_api::{Headers, Record, SinkRecord, SourceMap, SourceRecord, Value};
 
     fn config(pairs: &[(&str, &str)]) -> ConfigMap {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        ConfigMap::from_pairs(pairs.iter().copied())
     }
 
     fn build(pairs: &[(&str, &str)]) -> Result<TransformChain<SinkRecord>> {

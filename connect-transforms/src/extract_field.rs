@@ -180,8 +180,7 @@ pub fn field_path_steps(
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = ExtractField::new(Side::Value);
-/// let cfg = [("field", "after.id"), ("field.syntax.version", "V2")]
-///     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let cfg = connect_api::ConfigMap::from([("field", "after.id"), ("field.syntax.version", "V2")]);
 /// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
 ///
 /// let value = Value::string_map([("after", Value::string_map([("id", Value::Int64(5))]))]);

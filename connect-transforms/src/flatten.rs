@@ -47,7 +47,7 @@ const DELIMITER: &str = "delimiter";
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = Flatten::new(Side::Value);
-/// let cfg = [("delimiter", "_")].into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let cfg = connect_api::ConfigMap::from([("delimiter", "_")]);
 /// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
 ///
 /// let value = Value::string_map([("user", Value::string_map([("id", Value::Int64(1))]))]);

@@ -36,8 +36,7 @@ struct Config {
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = HeaderFrom::new(Side::Value);
-/// let cfg: ConfigMap = [("fields", "id"), ("headers", "x-id"), ("operation", "move")]
-///     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let cfg = ConfigMap::from([("fields", "id"), ("headers", "x-id"), ("operation", "move")]);
 /// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
 /// let value = Value::string_map([("id", Value::Int64(7)), ("n", Value::from("a"))]);
 /// let out = smt.apply(SinkRecord::new(Record::new("t", None, value), 0, 0)).unwrap().unwrap();
@@ -270,10 +269,7 @@ mod tests {
 
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<HeaderFrom> {
         let mut t = HeaderFrom::new(side);
-        let cfg: ConfigMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let cfg: ConfigMap = ConfigMap::from_pairs(pairs.iter().copied());
         Transformation::<SinkRecord>::configure(&mut t, &cfg)?;
         Ok(t)
     }

@@ -32,7 +32,7 @@ const FIELD: &str = "field";
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = HoistField::new(Side::Value);
-/// let cfg = [("field", "line")].into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let cfg = connect_api::ConfigMap::from([("field", "line")]);
 /// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
 ///
 /// let rec = SinkRecord::new(Record::new("t", Some(Schema::string()), "hello".into()), 0, 0);

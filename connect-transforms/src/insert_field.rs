@@ -54,8 +54,7 @@ const STATIC_VALUE: &str = "static.value";
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = InsertField::new(Side::Value);
-/// let cfg = [("topic.field", "source_topic!"), ("static.field", "dc"), ("static.value", "eu-1")]
-///     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let cfg = connect_api::ConfigMap::from([("topic.field", "source_topic!"), ("static.field", "dc"), ("static.value", "eu-1")]);
 /// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
 ///
 /// let value = Value::string_map([("id", Value::Int64(1))]);

@@ -23,8 +23,7 @@ const VALUE_LITERAL: &str = "value.literal";
 /// use connect_transforms::insert_header::InsertHeader;
 ///
 /// let mut smt = InsertHeader::new();
-/// let cfg: ConfigMap = [("header", "retries"), ("value.literal", "3")]
-///     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let cfg = ConfigMap::from([("header", "retries"), ("value.literal", "3")]);
 /// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
 /// let out = smt.apply(SinkRecord::new(Record::new("t", None, Value::Null), 0, 0)).unwrap().unwrap();
 /// let h = out.record.headers.last_with_name("retries").unwrap();
@@ -92,10 +91,7 @@ mod tests {
 
     fn smt(pairs: &[(&str, &str)]) -> Result<InsertHeader> {
         let mut t = InsertHeader::new();
-        let cfg: ConfigMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let cfg: ConfigMap = ConfigMap::from_pairs(pairs.iter().copied());
         Transformation::<SourceRecord>::configure(&mut t, &cfg)?;
         Ok(t)
     }

@@ -52,7 +52,7 @@ const MAX_RESCALE: u32 = 1000;
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = MaskField::new(Side::Value);
-/// let cfg = [("fields", "ssn,age")].into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let cfg = connect_api::ConfigMap::from([("fields", "ssn,age")]);
 /// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
 ///
 /// let value = Value::string_map([("ssn", Value::from("123-45-6789")), ("age", Value::Int32(42))]);

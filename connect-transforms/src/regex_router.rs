@@ -152,8 +152,7 @@ struct Config {
 /// use connect_transforms::regex_router::RegexRouter;
 ///
 /// let mut smt = RegexRouter::new();
-/// let cfg: ConfigMap = [("regex", "(.*)-prod"), ("replacement", "$1")]
-///     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let cfg = ConfigMap::from([("regex", "(.*)-prod"), ("replacement", "$1")]);
 /// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
 /// let out = smt.apply(SinkRecord::new(Record::new("orders-prod", None, Value::Null), 0, 0)).unwrap().unwrap();
 /// assert_eq!(&*out.record.topic, "orders");
@@ -257,10 +256,7 @@ mod tests {
 
     fn router(regex: &str, replacement: &str) -> Result<RegexRouter> {
         let mut r = RegexRouter::new();
-        let cfg: ConfigMap = [(REGEX, regex), (REPLACEMENT, replacement)]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let cfg = ConfigMap::from([(REGEX, regex), (REPLACEMENT, replacement)]);
         Transformation::<SinkRecord>::configure(&mut r, &cfg)?;
         Ok(r)
     }

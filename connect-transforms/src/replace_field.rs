@@ -53,8 +53,7 @@ const WHITELIST: &str = "whitelist";
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = ReplaceField::new(Side::Value);
-/// let cfg = [("exclude", "ssn"), ("renames", "name:full_name")]
-///     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let cfg = connect_api::ConfigMap::from([("exclude", "ssn"), ("renames", "name:full_name")]);
 /// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
 ///
 /// let schema = SchemaBuilder::struct_()

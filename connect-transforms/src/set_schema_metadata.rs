@@ -219,10 +219,7 @@ mod tests {
 
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<SetSchemaMetadata> {
         let mut t = SetSchemaMetadata::new(side);
-        let cfg: ConfigMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let cfg: ConfigMap = ConfigMap::from_pairs(pairs.iter().copied());
         Transformation::<SinkRecord>::configure(&mut t, &cfg)?;
         Ok(t)
     }

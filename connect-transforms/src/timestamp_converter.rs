@@ -181,8 +181,7 @@ struct Config {
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = TimestampConverter::new(Side::Value);
-/// let cfg: ConfigMap = [("target.type", "string"), ("format", "yyyy-MM-dd")]
-///     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let cfg = ConfigMap::from([("target.type", "string"), ("format", "yyyy-MM-dd")]);
 /// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
 /// let rec = SinkRecord::new(Record::new("t", None, Value::Int64(1_706_708_700_000)), 0, 0);
 /// let out = smt.apply(rec).unwrap().unwrap();
@@ -518,10 +517,7 @@ mod tests {
 
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<TimestampConverter> {
         let mut t = TimestampConverter::new(side);
-        let cfg: ConfigMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let cfg: ConfigMap = ConfigMap::from_pairs(pairs.iter().copied());
         Transformation::<SinkRecord>::configure(&mut t, &cfg)?;
         Ok(t)
     }

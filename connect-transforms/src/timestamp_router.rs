@@ -170,10 +170,7 @@ mod tests {
 
     fn router(pairs: &[(&str, &str)]) -> Result<TimestampRouter> {
         let mut r = TimestampRouter::new();
-        let cfg: ConfigMap = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let cfg: ConfigMap = ConfigMap::from_pairs(pairs.iter().copied());
         Transformation::<SinkRecord>::configure(&mut r, &cfg)?;
         Ok(r)
     }

@@ -407,10 +407,7 @@ pub(crate) mod test_support {
 
     /// A config map from pairs.
     pub(crate) fn props(pairs: &[(&str, &str)]) -> ConfigMap {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        ConfigMap::from_pairs(pairs.iter().copied())
     }
 
     /// A sink record on topic `test`, partition 3, offset 42, timestamp 1000,

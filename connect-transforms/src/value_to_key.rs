@@ -39,7 +39,7 @@ const FIELDS: &str = "fields";
 /// use connect_transforms::value_to_key::ValueToKey;
 ///
 /// let mut smt = ValueToKey::new();
-/// let cfg = [("fields", "id")].into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let cfg = connect_api::ConfigMap::from([("fields", "id")]);
 /// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
 ///
 /// let value = Value::string_map([("id", Value::Int64(7)), ("name", Value::from("x"))]);

@@ -35,10 +35,7 @@ pub const HEADER_VALUE: &str = "header.value";
 /// use connect_api::{Record, SinkRecord, Value};
 /// use connect_examples::add_header::AddHeader;
 ///
-/// let config: ConfigMap = [("header.key", "source"), ("header.value", "connect")]
-///     .into_iter()
-///     .map(|(k, v)| (k.to_string(), v.to_string()))
-///     .collect();
+/// let config = ConfigMap::from([("header.key", "source"), ("header.value", "connect")]);
 /// let mut smt = AddHeader::new();
 /// Transformation::<SinkRecord>::configure(&mut smt, &config).unwrap();
 ///
@@ -107,10 +104,7 @@ mod tests {
     use super::*;
 
     fn config(pairs: &[(&str, &str)]) -> ConfigMap {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        ConfigMap::from_pairs(pairs.iter().copied())
     }
 
     fn configured() -> AddHeader {

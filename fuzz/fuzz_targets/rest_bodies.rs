@@ -36,7 +36,7 @@ fn setup() -> &'static (tokio::runtime::Runtime, Router) {
             .enable_all()
             .build()
             .expect("runtime");
-        let props = [
+        let props = ConfigMap::from([
             (
                 "key.converter",
                 "org.apache.kafka.connect.json.JsonConverter",
@@ -45,10 +45,7 @@ fn setup() -> &'static (tokio::runtime::Runtime, Router) {
                 "value.converter",
                 "org.apache.kafka.connect.json.JsonConverter",
             ),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+        ]);
         let config = WorkerConfig::parse(&props).expect("config");
         let worker = runtime.block_on(async {
             Worker::new(

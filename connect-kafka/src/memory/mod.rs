@@ -245,8 +245,7 @@ impl Inner {
 /// let p = connect_kafka::partitioner::partition_for_key(b"21", 3);
 /// assert_eq!(acks.0.lock().unwrap().as_slice(), &[(7, p, 0)]);
 ///
-/// let config: ClientConfig = [("group.id", "g"), ("auto.offset.reset", "earliest")]
-///     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+/// let config = ClientConfig::from([("group.id", "g"), ("auto.offset.reset", "earliest")]);
 /// let mut consumer = cluster.consumer(&config).unwrap();
 /// consumer.subscribe(&Subscription::Topics(vec!["orders".into()])).unwrap();
 /// let mut values = Vec::new();

@@ -405,10 +405,7 @@ mod tests {
         kafka.create_topic(&NewTopic::new("dlq", 1)).unwrap();
         kafka.set_ack_delay(ack_delay);
         let acks = Arc::new(DlqAcks::default());
-        let config: ConfigMap = [("queue.buffering.max.messages", "1")]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let config = ConfigMap::from([("queue.buffering.max.messages", "1")]);
         let producer = kafka.producer(&config, acks.clone()).unwrap();
         let errors = ErrorConfig {
             tolerance: Tolerance::All,

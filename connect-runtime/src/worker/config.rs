@@ -285,10 +285,7 @@ mod tests {
     use super::*;
 
     fn props(pairs: &[(&str, &str)]) -> ConfigMap {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        ConfigMap::from_pairs(pairs.iter().copied())
     }
 
     #[test]

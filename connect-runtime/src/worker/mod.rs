@@ -8,12 +8,10 @@
 //! use connect_runtime::status::TargetState;
 //! use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
 //!
-//! let props = [("key.converter", "JsonConverter"), ("value.converter", "JsonConverter")]
-//!     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+//! let props = connect_api::ConfigMap::from([("key.converter", "JsonConverter"), ("value.converter", "JsonConverter")]);
 //! let worker = Worker::new(WorkerConfig::parse(&props)?, Plugins::with_builtins(), cluster,
 //!     Arc::new(MemoryOffsetStore::new()));
-//! let config = [("connector.class", "MySource"), ("tasks.max", "1")]
-//!     .into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+//! let config = connect_api::ConfigMap::from([("connector.class", "MySource"), ("tasks.max", "1")]);
 //! worker.create_connector("my-source", config, TargetState::Started).await?;
 //! println!("{:?}", worker.connector_status("my-source").await?);
 //! worker.shutdown().await;

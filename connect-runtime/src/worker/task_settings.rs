@@ -105,10 +105,7 @@ mod tests {
     use super::*;
 
     fn map(pairs: &[(&str, &str)]) -> ConfigMap {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        ConfigMap::from_pairs(pairs.iter().copied())
     }
 
     fn worker(extra: &[(&str, &str)]) -> WorkerConfig {

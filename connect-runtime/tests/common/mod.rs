@@ -443,10 +443,7 @@ impl SinkConnector for CollectingSink {
 }
 
 pub(crate) fn props(pairs: &[(&str, &str)]) -> ConfigMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    ConfigMap::from_pairs(pairs.iter().copied())
 }
 
 pub(crate) struct Setup {

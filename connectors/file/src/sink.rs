@@ -29,10 +29,7 @@ const WRITE_BUFFER: usize = 64 * 1024;
 /// use connect_file::FileStreamSinkConnector;
 ///
 /// let connector = FileStreamSinkConnector::new();
-/// let config = [("file", "test.sink.txt"), ("topics", "connect-test")]
-///     .into_iter()
-///     .map(|(k, v)| (k.to_string(), v.to_string()))
-///     .collect();
+/// let config = connect_api::ConfigMap::from([("file", "test.sink.txt"), ("topics", "connect-test")]);
 /// assert!(connector.validate(&config).iter().all(|r| r.errors.is_empty()));
 /// let _task = connector.create_task();
 /// assert_eq!(FileStreamSinkConnector::CLASS, "org.apache.kafka.connect.file.FileStreamSinkConnector");

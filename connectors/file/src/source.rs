@@ -48,10 +48,7 @@ const READ_CHUNK: usize = 64 * 1024;
 /// use connect_file::FileStreamSourceConnector;
 ///
 /// let connector = FileStreamSourceConnector::new();
-/// let config = [("topic", "connect-test"), ("file", "test.txt")]
-///     .into_iter()
-///     .map(|(k, v)| (k.to_string(), v.to_string()))
-///     .collect();
+/// let config = connect_api::ConfigMap::from([("topic", "connect-test"), ("file", "test.txt")]);
 /// assert!(connector.validate(&config).iter().all(|r| r.errors.is_empty()));
 /// let _task = connector.create_task();
 /// assert_eq!(FileStreamSourceConnector::CLASS, "org.apache.kafka.connect.file.FileStreamSourceConnector");

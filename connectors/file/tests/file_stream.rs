@@ -23,10 +23,7 @@ use connect_file::{
 const DEADLINE: Duration = Duration::from_secs(60);
 
 fn config(pairs: &[(&str, &str)]) -> ConfigMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    ConfigMap::from_pairs(pairs.iter().copied())
 }
 
 fn partition_of(path: &str) -> SourceMap {

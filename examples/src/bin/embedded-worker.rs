@@ -174,10 +174,7 @@ impl SinkConnector for PrintSink {
 }
 
 fn props(pairs: &[(&str, &str)]) -> ConfigMap {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    ConfigMap::from_pairs(pairs.iter().copied())
 }
 
 #[tokio::main]
