@@ -763,6 +763,7 @@ pub mod validators {
 
 /// The declaration of one config key.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ConfigKey {
     /// Key name.
     pub name: String,
@@ -905,6 +906,7 @@ impl ConfigKey {
 
 /// Per-key validation result, as Kafka's `ConfigValue` (REST `value` object).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ConfigReport {
     /// Key name.
     pub name: String,
@@ -916,6 +918,19 @@ pub struct ConfigReport {
     pub errors: Vec<String>,
     /// Whether the key is visible.
     pub visible: bool,
+}
+
+impl ConfigReport {
+    /// A report for key `name` with no value and no errors yet, visible.
+    pub fn new(name: impl Into<String>) -> Self {
+        ConfigReport {
+            name: name.into(),
+            value: None,
+            recommended_values: Vec::new(),
+            errors: Vec::new(),
+            visible: true,
+        }
+    }
 }
 
 /// The set of keys a plugin accepts.
@@ -1181,8 +1196,14 @@ mod tests {
             assert!(!printed.contains(secret), "{secret} printed in {printed}");
         }
         assert!(printed.contains(r#""topic": "orders""#), "{printed}");
-        assert!(printed.contains(r#""key.converter": "JsonConverter""#), "{printed}");
-        assert!(printed.contains(r#""ssl.key.password": "[hidden]""#), "{printed}");
+        assert!(
+            printed.contains(r#""key.converter": "JsonConverter""#),
+            "{printed}"
+        );
+        assert!(
+            printed.contains(r#""ssl.key.password": "[hidden]""#),
+            "{printed}"
+        );
         // Masking is for printing only: the values are all there.
         assert_eq!(config["connection.password"], "p1");
         assert!(!ConfigMap::is_secret_key("key.converter"));

@@ -8,6 +8,7 @@ use crate::value::Value;
 
 /// A schema (possibly absent) and a value, as read from bytes.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct SchemaAndValue {
     /// The schema, `None` for schemaless data.
     pub schema: Option<Schema>,

@@ -15,6 +15,7 @@ pub type SourceMap = serde_json::Map<String, serde_json::Value>;
 /// Fields are public: a transform owns the record it is given and changes it
 /// in place (no copy per transform, unlike Kafka's `newRecord`).
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct Record {
     /// Topic name; shared, so cloning a record does not copy it.
     pub topic: Arc<str>,
@@ -106,6 +107,7 @@ pub trait ConnectRecord: Clone + std::fmt::Debug + Send + Sync + 'static {
 
 /// A record produced by a source task.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SourceRecord {
     /// Shared record data.
     pub record: Record,
@@ -151,6 +153,7 @@ pub enum TimestampType {
 
 /// A record delivered to a sink task.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SinkRecord {
     /// Shared record data.
     pub record: Record,

@@ -10,6 +10,7 @@ use crate::record::{SourceMap, SourceRecord};
 
 /// Where a record landed in Kafka, given to [`SourceTask::commit_record`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RecordMetadata {
     /// Topic written to.
     pub topic: Arc<str>,
@@ -19,6 +20,23 @@ pub struct RecordMetadata {
     pub offset: i64,
     /// Timestamp stored with the record.
     pub timestamp: Option<i64>,
+}
+
+impl RecordMetadata {
+    /// Where a record landed: `topic`, `partition`, `offset`, `timestamp`.
+    pub fn new(
+        topic: impl Into<Arc<str>>,
+        partition: i32,
+        offset: i64,
+        timestamp: Option<i64>,
+    ) -> Self {
+        RecordMetadata {
+            topic: topic.into(),
+            partition,
+            offset,
+            timestamp,
+        }
+    }
 }
 
 /// Reads the offsets the runtime stored for this connector.

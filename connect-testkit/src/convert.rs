@@ -148,16 +148,10 @@ impl Converters {
             .value
             .to_connect_data(topic, &headers, consumed.value.as_deref())
             .map_err(|e| e.context(format_args!("value of {}", where_())))?;
-        let record = Record {
-            topic: consumed.topic.clone(),
-            kafka_partition: Some(consumed.partition),
-            key_schema: key.schema,
-            key: key.value,
-            value_schema: value.schema,
-            value: value.value,
-            timestamp: consumed.timestamp,
-            headers,
-        };
+        let mut record = Record::new(consumed.topic.clone(), value.schema, value.value)
+            .with_key(key.schema, key.value)
+            .with_headers(headers);
+        record.timestamp = consumed.timestamp;
         let mut sink = SinkRecord::new(record, consumed.partition, consumed.offset);
         sink.timestamp_type = consumed.timestamp_type;
         Ok(sink)

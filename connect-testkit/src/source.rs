@@ -349,12 +349,7 @@ impl SourceHarness {
                         .or_insert(0);
                     let offset = *next;
                     *next += 1;
-                    RecordMetadata {
-                        topic,
-                        partition,
-                        offset,
-                        timestamp,
-                    }
+                    RecordMetadata::new(topic, partition, offset, timestamp)
                 });
                 self.task()?
                     .commit_record(&polled, metadata.as_ref())

@@ -615,16 +615,10 @@ impl WorkerSinkTask {
                 Err(f) => return Ok(Err(f)),
             }
         }
-        let record = Record {
-            topic: raw.topic.clone(),
-            kafka_partition: Some(raw.partition),
-            key_schema: key.schema,
-            key: key.value,
-            value_schema: value.schema,
-            value: value.value,
-            timestamp: raw.timestamp,
-            headers,
-        };
+        let mut record = Record::new(raw.topic.clone(), value.schema, value.value)
+            .with_key(key.schema, key.value)
+            .with_headers(headers);
+        record.timestamp = raw.timestamp;
         let mut sink = SinkRecord::new(record, raw.partition, raw.offset);
         sink.timestamp_type = raw.timestamp_type;
         Ok(Ok(sink))

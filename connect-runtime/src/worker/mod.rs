@@ -936,13 +936,11 @@ impl Worker {
 fn push_error(reports: &mut Vec<ConfigReport>, key: &str, message: String) {
     match reports.iter_mut().find(|r| r.name == key) {
         Some(r) => r.errors.push(message),
-        None => reports.push(ConfigReport {
-            name: key.to_string(),
-            value: None,
-            recommended_values: Vec::new(),
-            errors: vec![message],
-            visible: true,
-        }),
+        None => {
+            let mut report = ConfigReport::new(key);
+            report.errors.push(message);
+            reports.push(report);
+        }
     }
 }
 

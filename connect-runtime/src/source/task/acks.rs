@@ -68,11 +68,13 @@ impl WorkerSourceTask {
                     // here: their offsets are in the tracker already.
                     if let Some(mut record) = done.record {
                         if self.commit_records {
-                            let md = (!done.dead_letter).then(|| RecordMetadata {
-                                topic: record.record.topic.clone(),
-                                partition: meta.partition,
-                                offset: meta.offset,
-                                timestamp: meta.timestamp,
+                            let md = (!done.dead_letter).then(|| {
+                                RecordMetadata::new(
+                                    record.record.topic.clone(),
+                                    meta.partition,
+                                    meta.offset,
+                                    meta.timestamp,
+                                )
                             });
                             self.commit_record(&record, md.as_ref()).await;
                         }
