@@ -15,6 +15,7 @@ pub mod kafka {
     #[cfg(feature = "rdkafka")]
     pub use connect_rdkafka as rdkafka;
 }
+pub mod config_store;
 pub mod offsets;
 pub mod properties;
 #[cfg(feature = "rest")]

@@ -71,3 +71,77 @@ pub trait StatusListener: Send + Sync {
     /// Task `id` entered `state` (`trace` explains a failure).
     fn task_state(&self, id: &TaskId, state: State, trace: Option<String>);
 }
+
+/// Where connector and task states are kept: the seam Kafka calls
+/// `StatusBackingStore`. Tasks write their states from their own threads
+/// through [`StatusListener`]; the herder writes connector states and reads
+/// both for the REST API. The standalone worker keeps them in a
+/// [`MemoryStatusStore`]; the distributed herder keeps them in the status
+/// topic.
+///
+/// ```
+/// use connect_runtime::status::{MemoryStatusStore, State, StatusListener, StatusStore, TaskId};
+///
+/// let store = MemoryStatusStore::default();
+/// let task = TaskId { connector: "files".into(), task: 0 };
+/// store.put_connector("files", State::Running, None);
+/// store.task_state(&task, State::Failed, Some("disk full".into()));
+/// assert_eq!(store.task(&task), (State::Failed, Some("disk full".into())));
+/// store.forget("files");
+/// assert_eq!(store.connector("files").0, State::Unassigned);
+/// ```
+pub trait StatusStore: StatusListener {
+    /// Connector `name` entered `state` (`trace` explains a failure).
+    fn put_connector(&self, name: &str, state: State, trace: Option<String>);
+    /// The state of connector `name`; UNASSIGNED when none was written.
+    fn connector(&self, name: &str) -> (State, Option<String>);
+    /// The state of task `id`; UNASSIGNED when none was written.
+    fn task(&self, id: &TaskId) -> (State, Option<String>);
+    /// Forget connector `name` and all its tasks (it was deleted).
+    fn forget(&self, name: &str);
+}
+
+type States<K> = std::sync::Mutex<std::collections::HashMap<K, (State, Option<String>)>>;
+
+/// A [`StatusStore`] in memory.
+#[derive(Debug, Default)]
+pub struct MemoryStatusStore {
+    connectors: States<String>,
+    tasks: States<TaskId>,
+}
+
+/// The map behind `lock`, also after a panic elsewhere poisoned it: every
+/// write replaces a whole entry, so the map is never half-updated.
+fn locked<K>(
+    lock: &States<K>,
+) -> std::sync::MutexGuard<'_, std::collections::HashMap<K, (State, Option<String>)>> {
+    lock.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl StatusListener for MemoryStatusStore {
+    fn task_state(&self, id: &TaskId, state: State, trace: Option<String>) {
+        locked(&self.tasks).insert(id.clone(), (state, trace));
+    }
+}
+
+impl StatusStore for MemoryStatusStore {
+    fn put_connector(&self, name: &str, state: State, trace: Option<String>) {
+        locked(&self.connectors).insert(name.to_string(), (state, trace));
+    }
+    fn connector(&self, name: &str) -> (State, Option<String>) {
+        locked(&self.connectors)
+            .get(name)
+            .cloned()
+            .unwrap_or((State::Unassigned, None))
+    }
+    fn task(&self, id: &TaskId) -> (State, Option<String>) {
+        locked(&self.tasks)
+            .get(id)
+            .cloned()
+            .unwrap_or((State::Unassigned, None))
+    }
+    fn forget(&self, name: &str) {
+        locked(&self.connectors).remove(name);
+        locked(&self.tasks).retain(|id, _| id.connector != name);
+    }
+}

@@ -26,8 +26,8 @@ mod task_settings;
 
 use task_settings::client_props;
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use connect_api::config::{ConfigMap, ConfigReport};
 use connect_api::connector::{ConnectorContext, ConnectorType};
@@ -44,12 +44,13 @@ pub use config::{
 };
 pub use plugins::{AnyConnector, ConnectorPlugin, Plugins};
 
+use crate::config_store::{ConfigStore, MemoryConfigStore};
 use crate::converters::TaskConverters;
 use crate::kafka::{KafkaCluster, KafkaError};
 use crate::offsets::OffsetStore;
 use crate::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
 use crate::source::{SourcePlugins, SourceTaskSettings, WorkerSourceTask};
-use crate::status::{State, StatusListener, TargetState, TaskId};
+use crate::status::{MemoryStatusStore, State, StatusListener, StatusStore, TargetState, TaskId};
 
 /// A connector's config and tasks, as `GET /connectors/{name}` shows them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -110,51 +111,6 @@ pub struct ConnectorStatus {
     pub kind: String,
 }
 
-/// States of connectors and tasks, written by tasks from their own threads.
-#[derive(Default)]
-struct StatusBoard {
-    connectors: Mutex<HashMap<String, (State, Option<String>)>>,
-    tasks: Mutex<HashMap<TaskId, (State, Option<String>)>>,
-}
-
-impl StatusBoard {
-    fn set_connector(&self, name: &str, state: State, trace: Option<String>) {
-        if let Ok(mut c) = self.connectors.lock() {
-            c.insert(name.to_string(), (state, trace));
-        }
-    }
-    fn connector(&self, name: &str) -> (State, Option<String>) {
-        self.connectors
-            .lock()
-            .ok()
-            .and_then(|c| c.get(name).cloned())
-            .unwrap_or((State::Unassigned, None))
-    }
-    fn task(&self, id: &TaskId) -> (State, Option<String>) {
-        self.tasks
-            .lock()
-            .ok()
-            .and_then(|t| t.get(id).cloned())
-            .unwrap_or((State::Unassigned, None))
-    }
-    fn forget(&self, name: &str) {
-        if let Ok(mut c) = self.connectors.lock() {
-            c.remove(name);
-        }
-        if let Ok(mut t) = self.tasks.lock() {
-            t.retain(|id, _| id.connector != name);
-        }
-    }
-}
-
-impl StatusListener for StatusBoard {
-    fn task_state(&self, id: &TaskId, state: State, trace: Option<String>) {
-        if let Ok(mut t) = self.tasks.lock() {
-            t.insert(id.clone(), (state, trace));
-        }
-    }
-}
-
 struct RunningTask {
     control: watch::Sender<TargetState>,
     handle: JoinHandle<Result<()>>,
@@ -178,8 +134,11 @@ struct Inner {
     plugins: Plugins,
     cluster: Arc<dyn KafkaCluster>,
     offsets: Arc<dyn OffsetStore>,
+    /// The record of what should run; `connectors` is the worker's view
+    /// of it, written after the store.
+    configs: Arc<dyn ConfigStore>,
     connectors: tokio::sync::Mutex<BTreeMap<String, Entry>>,
-    status: Arc<StatusBoard>,
+    status: Arc<dyn StatusStore>,
     reconfigure: mpsc::UnboundedSender<String>,
     providers: providers::Providers,
     /// The Kafka cluster's id, once fetched.
@@ -209,7 +168,7 @@ pub struct Worker {
 
 struct Context {
     name: String,
-    status: Arc<StatusBoard>,
+    status: Arc<dyn StatusStore>,
     reconfigure: mpsc::UnboundedSender<String>,
 }
 
@@ -220,18 +179,40 @@ impl ConnectorContext for Context {
     fn raise_error(&self, error: ConnectError) {
         tracing::error!(connector = %self.name, error = %error, "connector raised an error");
         self.status
-            .set_connector(&self.name, State::Failed, Some(error.to_string()));
+            .put_connector(&self.name, State::Failed, Some(error.to_string()));
     }
 }
 
 impl Worker {
-    /// A worker on `cluster`, storing source offsets in `offsets`. Must be
-    /// called inside a tokio runtime (it spawns its reconfiguration loop).
+    /// A worker on `cluster`, storing source offsets in `offsets`, and
+    /// configs and states in memory. Must be called inside a tokio runtime
+    /// (it spawns its reconfiguration loop).
     pub fn new(
         config: WorkerConfig,
         plugins: Plugins,
         cluster: Arc<dyn KafkaCluster>,
         offsets: Arc<dyn OffsetStore>,
+    ) -> Worker {
+        Self::with_stores(
+            config,
+            plugins,
+            cluster,
+            offsets,
+            Arc::new(MemoryConfigStore::new()),
+            Arc::new(MemoryStatusStore::default()),
+        )
+    }
+
+    /// A worker that keeps connector and task configs and target states in
+    /// `configs`, and states in `statuses`. The connectors `configs`
+    /// already holds start with [`Worker::start_stored`].
+    pub fn with_stores(
+        config: WorkerConfig,
+        plugins: Plugins,
+        cluster: Arc<dyn KafkaCluster>,
+        offsets: Arc<dyn OffsetStore>,
+        configs: Arc<dyn ConfigStore>,
+        statuses: Arc<dyn StatusStore>,
     ) -> Worker {
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
         let worker_id = config
@@ -249,8 +230,9 @@ impl Worker {
                 plugins,
                 cluster,
                 offsets,
+                configs,
                 connectors: tokio::sync::Mutex::new(BTreeMap::new()),
-                status: Arc::new(StatusBoard::default()),
+                status: statuses,
                 reconfigure: tx,
                 cluster_id: tokio::sync::OnceCell::new(),
             }),
@@ -403,6 +385,10 @@ impl Worker {
             )));
         }
         let plugin = self.inner.plugins.connector(&config["connector.class"])?;
+        self.inner
+            .configs
+            .put_connector_config(name, config.clone(), initial)
+            .await?;
         let mut entry = Entry {
             config,
             kind: plugin.kind,
@@ -415,6 +401,46 @@ impl Worker {
         let info = self.info_of(name, &entry);
         map.insert(name.to_string(), entry);
         Ok(info)
+    }
+
+    /// Start every connector the config store holds that this worker does
+    /// not run yet, each in its stored target state: how a worker picks up
+    /// what its store says should run. Returns the names started; one whose
+    /// class is unknown is not started and shows FAILED with the reason.
+    pub async fn start_stored(&self) -> Vec<String> {
+        let mut started = Vec::new();
+        let mut map = self.inner.connectors.lock().await;
+        for (name, stored) in self.inner.configs.snapshot() {
+            if map.contains_key(&name) {
+                continue;
+            }
+            let class = stored
+                .config
+                .get("connector.class")
+                .map_or("", |c| c.trim());
+            let kind = match self.inner.plugins.connector(class) {
+                Ok(plugin) => plugin.kind,
+                Err(e) => {
+                    tracing::error!(connector = %name, error = %e, "cannot start a stored connector");
+                    self.inner
+                        .status
+                        .put_connector(&name, State::Failed, Some(e.to_string()));
+                    continue;
+                }
+            };
+            let mut entry = Entry {
+                config: stored.config,
+                kind,
+                target: stored.target,
+                instance: None,
+                task_configs: stored.task_configs,
+                tasks: BTreeMap::new(),
+            };
+            self.start_connector(&name, &mut entry).await;
+            map.insert(name.clone(), entry);
+            started.push(name);
+        }
+        started
     }
 
     /// Replace the config of `name` (creating it if absent); returns the info
@@ -439,6 +465,10 @@ impl Worker {
         }
         let mut map = self.inner.connectors.lock().await;
         let entry = map.get_mut(name).ok_or_else(|| not_found(name))?;
+        self.inner
+            .configs
+            .put_connector_config(name, config.clone(), entry.target)
+            .await?;
         self.stop_connector(name, entry).await;
         entry.config = config;
         entry.kind = self
@@ -453,6 +483,10 @@ impl Worker {
     /// Stop and remove `name`.
     pub async fn delete_connector(&self, name: &str) -> Result<()> {
         let mut map = self.inner.connectors.lock().await;
+        if !map.contains_key(name) {
+            return Err(not_found(name));
+        }
+        self.inner.configs.remove_connector(name).await?;
         let mut entry = map.remove(name).ok_or_else(|| not_found(name))?;
         self.stop_connector(name, &mut entry).await;
         self.inner.status.forget(name);
@@ -513,6 +547,7 @@ impl Worker {
     async fn set_target(&self, name: &str, target: TargetState) -> Result<()> {
         let mut map = self.inner.connectors.lock().await;
         let entry = map.get_mut(name).ok_or_else(|| not_found(name))?;
+        self.inner.configs.put_target_state(name, target).await?;
         let previous = entry.target;
         entry.target = target;
         match (previous, target) {
@@ -529,7 +564,7 @@ impl Worker {
                     State::Running
                 };
                 if self.inner.status.connector(name).0 != State::Failed {
-                    self.inner.status.set_connector(name, state, None);
+                    self.inner.status.put_connector(name, state, None);
                 }
             }
         }
@@ -675,8 +710,9 @@ impl Worker {
         for (t, running) in std::mem::take(&mut entry.tasks) {
             self.stop_task(name, t, running).await;
         }
-        entry.task_configs = configs;
-        self.start_tasks(name, entry);
+        if self.set_task_configs(name, entry, configs).await {
+            self.start_tasks(name, entry);
+        }
         Ok(())
     }
 
@@ -725,16 +761,19 @@ impl Worker {
     /// Start the connector instance (unless STOPPED) and its tasks.
     async fn start_connector(&self, name: &str, entry: &mut Entry) {
         if entry.target == TargetState::Stopped {
-            self.inner.status.set_connector(name, State::Stopped, None);
-            entry.task_configs.clear();
+            self.inner.status.put_connector(name, State::Stopped, None);
+            self.set_task_configs(name, entry, Vec::new()).await;
             return;
         }
         match self.start_instance(name, entry).await {
             Some(configs) => {
-                entry.task_configs = configs;
-                self.start_tasks(name, entry);
+                if self.set_task_configs(name, entry, configs).await {
+                    self.start_tasks(name, entry);
+                }
             }
-            None => entry.task_configs.clear(),
+            None => {
+                self.set_task_configs(name, entry, Vec::new()).await;
+            }
         }
     }
 
@@ -756,8 +795,43 @@ impl Worker {
         if configs != entry.task_configs {
             let tasks = std::mem::take(&mut entry.tasks);
             self.stop_tasks(name, tasks).await;
-            entry.task_configs = configs;
-            self.start_tasks(name, entry);
+            if self.set_task_configs(name, entry, configs).await {
+                self.start_tasks(name, entry);
+            }
+        }
+    }
+
+    /// Store `configs` as the task configs of `name`, then take them as the
+    /// worker's view. `false` (connector FAILED, view unchanged) when the
+    /// store refused them: no task runs a config the store does not hold.
+    async fn set_task_configs(
+        &self,
+        name: &str,
+        entry: &mut Entry,
+        configs: Vec<ConfigMap>,
+    ) -> bool {
+        if configs == entry.task_configs {
+            return true;
+        }
+        match self
+            .inner
+            .configs
+            .put_task_configs(name, configs.clone())
+            .await
+        {
+            Ok(()) => {
+                entry.task_configs = configs;
+                true
+            }
+            Err(e) => {
+                tracing::error!(connector = %name, error = %e, "cannot store task configs");
+                self.inner.status.put_connector(
+                    name,
+                    State::Failed,
+                    Some(format!("cannot store task configs: {e}")),
+                );
+                false
+            }
         }
     }
 
@@ -794,12 +868,12 @@ impl Worker {
                 } else {
                     State::Running
                 };
-                status.set_connector(name, state, None);
+                status.put_connector(name, state, None);
                 Some(configs)
             }
             Err(e) => {
                 tracing::error!(connector = %name, error = %e, "connector failed to start");
-                status.set_connector(name, State::Failed, Some(e.to_string()));
+                status.put_connector(name, State::Failed, Some(e.to_string()));
                 None
             }
         }
@@ -927,8 +1001,8 @@ impl Worker {
             }
         }
         if entry.target == TargetState::Stopped {
-            entry.task_configs.clear();
-            self.inner.status.set_connector(name, State::Stopped, None);
+            self.set_task_configs(name, entry, Vec::new()).await;
+            self.inner.status.put_connector(name, State::Stopped, None);
         }
     }
 }

@@ -492,6 +492,20 @@ pub(crate) fn worker_with(
     collected: &Collector,
     extra: &[(&str, &str)],
 ) -> Worker {
+    let configs = Arc::new(connect_runtime::config_store::MemoryConfigStore::new());
+    let statuses = Arc::new(connect_runtime::status::MemoryStatusStore::default());
+    worker_with_stores(cluster, store, configs, statuses, collected, extra)
+}
+
+/// [`worker_with`], keeping configs and states in the given stores.
+pub(crate) fn worker_with_stores(
+    cluster: Arc<dyn KafkaCluster>,
+    store: Arc<dyn OffsetStore>,
+    configs: Arc<dyn connect_runtime::config_store::ConfigStore>,
+    statuses: Arc<dyn connect_runtime::status::StatusStore>,
+    collected: &Collector,
+    extra: &[(&str, &str)],
+) -> Worker {
     let mut plugins = Plugins::with_builtins();
     plugins.register_source("test.PassThroughSource", &["PassThroughSource"], || {
         Box::new(PassThroughSource::default())
@@ -513,7 +527,7 @@ pub(crate) fn worker_with(
     ]);
     worker_props.extend(props(extra));
     let config = WorkerConfig::parse(&worker_props).unwrap();
-    Worker::new(config, plugins, cluster, store)
+    Worker::with_stores(config, plugins, cluster, store, configs, statuses)
 }
 
 pub(crate) fn setup() -> Setup {
