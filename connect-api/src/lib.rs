@@ -54,6 +54,7 @@ pub use num_bigint;
 /// Re-exported: the JSON map of [`SourceMap`].
 pub use serde_json;
 
+pub mod cache;
 pub mod error;
 pub mod header;
 pub mod java_number;

@@ -8,9 +8,7 @@
 //! converters from a worker or connector config.
 
 mod byte_array;
-mod lru;
 mod number;
-mod schema_cache;
 mod simple_header;
 mod string;
 mod task;

@@ -413,7 +413,7 @@ impl Cast {
             side,
             spec: Spec::Fields(Vec::new()),
             replace_null_with_default: true,
-            cache: SchemaCache::new(),
+            cache: SchemaCache::default(),
         }
     }
 
@@ -449,7 +449,7 @@ impl Cast {
         // slots are rewritten.
         let (input, mut values) = s.into_parts();
         let spec = &self.spec;
-        let plan = self.cache.lookup(&input, |s| spec.plan(s))?;
+        let plan = self.cache.get_or_try_insert(&input, |s| spec.plan(s))?;
         for &(index, target) in &plan.casts {
             let (Some(field), Some(slot)) = (input.field_at(index), values.get_mut(index)) else {
                 continue;
@@ -487,7 +487,7 @@ impl<R: ConnectRecord> Transformation<R> for Cast {
         self.spec = Spec::parse(parsed.get_list(SPEC).unwrap_or_default())
             .map_err(|e| ConnectError::config(SPEC, e))?;
         self.replace_null_with_default = parsed.get_bool(REPLACE_NULL_WITH_DEFAULT).unwrap_or(true);
-        self.cache = SchemaCache::new();
+        self.cache = SchemaCache::default();
         Ok(())
     }
 
@@ -500,7 +500,11 @@ impl<R: ConnectRecord> Transformation<R> for Cast {
             (Some(s), Spec::Whole(ty)) => {
                 let ty = *ty;
                 let spec = &self.spec;
-                let output = self.cache.lookup(&s, |s| spec.plan(s))?.output.clone();
+                let output = self
+                    .cache
+                    .get_or_try_insert(&s, |s| spec.plan(s))?
+                    .output
+                    .clone();
                 (Some(output), cast_value(Some(&s), value, ty)?)
             }
             (Some(_), Spec::Fields(_)) => {

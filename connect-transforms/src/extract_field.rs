@@ -204,7 +204,7 @@ impl ExtractField {
             original: String::new(),
             steps: vec![String::new()],
             replace_null_with_default: true,
-            cache: SchemaCache::new(),
+            cache: SchemaCache::default(),
         }
     }
 
@@ -280,7 +280,7 @@ impl<R: ConnectRecord> Transformation<R> for ExtractField {
         self.steps = steps;
         self.original = original;
         self.replace_null_with_default = parsed.get_bool(REPLACE_NULL_WITH_DEFAULT).unwrap_or(true);
-        self.cache = SchemaCache::new();
+        self.cache = SchemaCache::default();
         Ok(())
     }
 
@@ -297,7 +297,8 @@ impl<R: ConnectRecord> Transformation<R> for ExtractField {
                 let (steps, original) = (&self.steps, &self.original);
                 let field_schema = self
                     .cache
-                    .get_or_try_insert(&s, |s| Self::field_schema(steps, original, s))?;
+                    .get_or_try_insert(&s, |s| Self::field_schema(steps, original, s))?
+                    .clone();
                 (Some(field_schema), self.extract_from_struct(value)?)
             }
         };

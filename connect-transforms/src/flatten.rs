@@ -75,7 +75,7 @@ impl Flatten {
             naming: Naming {
                 delimiter: ".".to_string(),
             },
-            cache: SchemaCache::new(),
+            cache: SchemaCache::default(),
         }
     }
 
@@ -240,7 +240,7 @@ impl<R: ConnectRecord> Transformation<R> for Flatten {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let parsed = Self::definition().parse(config)?;
         self.naming.delimiter = parsed.get_string(DELIMITER).unwrap_or(".").to_string();
-        self.cache = SchemaCache::new();
+        self.cache = SchemaCache::default();
         Ok(())
     }
 
@@ -255,7 +255,8 @@ impl<R: ConnectRecord> Transformation<R> for Flatten {
                 let naming = &self.naming;
                 let output = self
                     .cache
-                    .get_or_try_insert(s.schema(), |s| naming.derive(s))?;
+                    .get_or_try_insert(s.schema(), |s| naming.derive(s))?
+                    .clone();
                 if output.ptr_eq(s.schema()) {
                     // Already flat: leaves read with their defaults, as below.
                     fill_defaults(&mut s);

@@ -56,7 +56,7 @@ impl HeaderFrom {
         HeaderFrom {
             side,
             config: None,
-            cache: SchemaCache::new(),
+            cache: SchemaCache::default(),
         }
     }
 }
@@ -166,7 +166,9 @@ impl Config {
         if !self.is_move {
             return Ok((schema, Value::Struct(st)));
         }
-        let updated = cache.get_or_try_insert(&schema, |s| self.moved_schema(s))?;
+        let updated = cache
+            .get_or_try_insert(&schema, |s| self.moved_schema(s))?
+            .clone();
         let mut moved = Struct::new(updated.clone())?;
         let (_, values) = st.into_parts();
         let mut j = 0;
@@ -231,7 +233,7 @@ impl<R: ConnectRecord> Transformation<R> for HeaderFrom {
             is_move: cfg.get_string(OPERATION) == Some("move"),
             replace_null_with_default: cfg.get_bool(REPLACE_NULL_WITH_DEFAULT).unwrap_or(true),
         });
-        self.cache = SchemaCache::new();
+        self.cache = SchemaCache::default();
         Ok(())
     }
 

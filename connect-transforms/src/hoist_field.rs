@@ -53,7 +53,7 @@ impl HoistField {
         HoistField {
             side,
             field: String::new(),
-            cache: SchemaCache::new(),
+            cache: SchemaCache::default(),
         }
     }
 
@@ -73,7 +73,7 @@ impl<R: ConnectRecord> Transformation<R> for HoistField {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let parsed = Self::definition().parse(config)?;
         self.field = parsed.get_string(FIELD).unwrap_or_default().to_string();
-        self.cache = SchemaCache::new();
+        self.cache = SchemaCache::default();
         Ok(())
     }
 
@@ -86,11 +86,14 @@ impl<R: ConnectRecord> Transformation<R> for HoistField {
             ),
             Some(s) => {
                 let field = &self.field;
-                let wrapped = self.cache.get_or_try_insert(&s, |s| {
-                    SchemaBuilder::struct_()
-                        .field(field.as_str(), s.clone())
-                        .build()
-                })?;
+                let wrapped = self
+                    .cache
+                    .get_or_try_insert(&s, |s| {
+                        SchemaBuilder::struct_()
+                            .field(field.as_str(), s.clone())
+                            .build()
+                    })?
+                    .clone();
                 let mut out = Struct::new(wrapped.clone())?;
                 out.put_at(0, value)?;
                 (Some(wrapped), Value::Struct(out))

@@ -198,7 +198,7 @@ impl InsertField {
                 replace_null_with_default: true,
                 ..Settings::default()
             },
-            cache: SchemaCache::new(),
+            cache: SchemaCache::default(),
         }
     }
 
@@ -255,7 +255,8 @@ impl InsertField {
         let (input, mut values) = s.into_parts();
         let output = self
             .cache
-            .get_or_try_insert(&input, |s| settings.derive(s))?;
+            .get_or_try_insert(&input, |s| settings.derive(s))?
+            .clone();
         values.reserve_exact(output.field_count().saturating_sub(values.len()));
         settings.each_value(record, true, |spec, v| {
             if v.is_null() && !spec.optional {
@@ -327,7 +328,7 @@ impl<R: ConnectRecord> Transformation<R> for InsertField {
             }
         }
         self.settings = settings;
-        self.cache = SchemaCache::new();
+        self.cache = SchemaCache::default();
         Ok(())
     }
 

@@ -222,7 +222,7 @@ impl MaskField {
             fields: Vec::new(),
             replacement: None,
             replace_null_with_default: true,
-            slots: SchemaCache::new(),
+            slots: SchemaCache::default(),
         }
     }
 
@@ -269,13 +269,13 @@ impl MaskField {
             fill_defaults(&mut s);
         }
         let fields = &self.fields;
-        let slots = self.slots.lookup(s.schema(), |schema| {
+        let slots = self.slots.get_or_try_insert(s.schema(), |schema| {
             Ok(fields
                 .iter()
                 .filter_map(|name| schema.field(name).map(|f| f.index()))
                 .collect())
         })?;
-        for &index in slots {
+        for &index in slots.iter() {
             let (Some(field), Some(current)) = (s.schema().field_at(index), s.get_at(index)) else {
                 continue;
             };
@@ -308,7 +308,7 @@ impl<R: ConnectRecord> Transformation<R> for MaskField {
         self.fields = fields;
         self.replacement = parsed.get_string(REPLACEMENT).map(Replacement::new);
         self.replace_null_with_default = parsed.get_bool(REPLACE_NULL_WITH_DEFAULT).unwrap_or(true);
-        self.slots = SchemaCache::new();
+        self.slots = SchemaCache::default();
         Ok(())
     }
 

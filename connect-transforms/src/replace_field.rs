@@ -135,7 +135,7 @@ impl ReplaceField {
                 replace_null_with_default: true,
                 ..Settings::default()
             },
-            cache: SchemaCache::new(),
+            cache: SchemaCache::default(),
         }
     }
 
@@ -185,7 +185,7 @@ impl ReplaceField {
         let rnwd = self.settings.replace_null_with_default;
         let (input, mut values) = into_struct(value, PURPOSE)?.into_parts();
         let settings = &self.settings;
-        let plan = self.cache.lookup(&input, |s| settings.plan(s))?;
+        let plan = self.cache.get_or_try_insert(&input, |s| settings.plan(s))?;
         // Compact in place, as `Vec::retain` does: sources increase and each
         // target is at or before its source, so a swap moves a kept value
         // down and a dropped one up, to be truncated.
@@ -259,7 +259,7 @@ impl<R: ConnectRecord> Transformation<R> for ReplaceField {
             renames,
             replace_null_with_default: parsed.get_bool(REPLACE_NULL_WITH_DEFAULT).unwrap_or(true),
         };
-        self.cache = SchemaCache::new();
+        self.cache = SchemaCache::default();
         Ok(())
     }
 

@@ -54,7 +54,7 @@ impl SetSchemaMetadata {
         SetSchemaMetadata {
             side,
             config: None,
-            cache: SchemaCache::new(),
+            cache: SchemaCache::default(),
         }
     }
 }
@@ -183,7 +183,7 @@ impl<R: ConnectRecord> Transformation<R> for SetSchemaMetadata {
             version,
             replace_null_with_default: cfg.get_bool(REPLACE_NULL_WITH_DEFAULT).unwrap_or(true),
         });
-        self.cache = SchemaCache::new();
+        self.cache = SchemaCache::default();
         Ok(())
     }
 
@@ -198,7 +198,10 @@ impl<R: ConnectRecord> Transformation<R> for SetSchemaMetadata {
         require_schema(self.side.schema(&*record), "updating schema metadata")?;
         let (schema, value) = self.side.take(record);
         let schema = schema.unwrap_or_else(Schema::optional_string);
-        let updated = self.cache.get_or_try_insert(&schema, |s| cfg.rename(s))?;
+        let updated = self
+            .cache
+            .get_or_try_insert(&schema, |s| cfg.rename(s))?
+            .clone();
         let value = match value {
             Value::Struct(s) => cfg.rebind(s, &updated),
             other => cfg.retype(&schema, &updated, other)?,

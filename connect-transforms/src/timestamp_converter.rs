@@ -200,7 +200,7 @@ impl TimestampConverter {
         TimestampConverter {
             side,
             config: None,
-            cache: SchemaCache::new(),
+            cache: SchemaCache::default(),
         }
     }
 }
@@ -435,7 +435,8 @@ impl TimestampConverter {
         }
         let updated = self
             .cache
-            .get_or_try_insert(&schema, |s| cfg.derive_schema(s))?;
+            .get_or_try_insert(&schema, |s| cfg.derive_schema(s))?
+            .clone();
         match value {
             Value::Null => Ok((updated, Value::Null)),
             Value::Struct(st) => {
@@ -485,7 +486,7 @@ impl TimestampConverter {
 impl<R: ConnectRecord> Transformation<R> for TimestampConverter {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         self.config = Some(Config::parse(config)?);
-        self.cache = SchemaCache::new();
+        self.cache = SchemaCache::default();
         Ok(())
     }
 

@@ -1,8 +1,6 @@
 //! Helpers shared by the SMTs: which side of the record a field-level SMT
 //! works on, the per-schema cache, and Kafka's `Requirements` checks.
 
-use std::collections::HashMap;
-
 use connect_api::config::{ConfigKey, ConfigType, Importance};
 use connect_api::{
     ConnectError, ConnectRecord, Field, Result, Schema, SchemaBuilder, Struct, Type, Value,
@@ -71,109 +69,11 @@ impl Side {
     }
 }
 
-/// Most input schemas an SMT remembers; past this the cache starts over.
-/// Real pipelines see a handful of schemas, so a reset is rare and cheap.
-pub const SCHEMA_CACHE_SIZE: usize = 64;
-
-/// A bounded map from an input schema to what an SMT derives from it
-/// (by default the output schema; SMTs that rewrite structs also keep a
-/// per-schema plan of which slots to touch), so that work is done once per
-/// input schema, not per record.
-///
-/// Lookup is by pointer identity first (converters hand out the same `Arc`
-/// for every record of a schema), then by equality.
-#[derive(Debug)]
-pub struct SchemaCache<T = Schema> {
-    /// The last hit: most streams carry one schema, so this answers
-    /// almost every lookup with a pointer comparison and no hashing.
-    last: Option<(Schema, T)>,
-    by_addr: HashMap<usize, (Schema, T)>,
-}
-
-impl<T> Default for SchemaCache<T> {
-    fn default() -> Self {
-        SchemaCache {
-            last: None,
-            by_addr: HashMap::new(),
-        }
-    }
-}
-
-impl<T: Clone> SchemaCache<T> {
-    /// An empty cache.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// What was derived for `input`, computing it with `derive` on a miss.
-    pub fn get_or_try_insert(
-        &mut self,
-        input: &Schema,
-        derive: impl FnOnce(&Schema) -> Result<T>,
-    ) -> Result<T> {
-        self.lookup(input, derive).cloned()
-    }
-
-    /// Like [`SchemaCache::get_or_try_insert`], borrowing the cached entry
-    /// instead of cloning it.
-    pub fn lookup(
-        &mut self,
-        input: &Schema,
-        derive: impl FnOnce(&Schema) -> Result<T>,
-    ) -> Result<&T> {
-        let hit = matches!(&self.last, Some((k, _)) if k.ptr_eq(input));
-        if !hit {
-            self.refresh_last(input, derive)?;
-        }
-        match &self.last {
-            Some((_, v)) => Ok(v),
-            None => Err(ConnectError::other(
-                "schema cache: entry missing after insert",
-            )),
-        }
-    }
-
-    /// Make `last` the entry of `input`: from the map, or derived.
-    fn refresh_last(
-        &mut self,
-        input: &Schema,
-        derive: impl FnOnce(&Schema) -> Result<T>,
-    ) -> Result<()> {
-        if let Some((k, v)) = self.by_addr.get(&input.addr()) {
-            if k.ptr_eq(input) {
-                self.last = Some((k.clone(), v.clone()));
-                return Ok(());
-            }
-        }
-        let equal = self
-            .by_addr
-            .values()
-            .find(|(k, _)| k == input)
-            .map(|(_, v)| v.clone());
-        let derived = match equal {
-            Some(v) => v,
-            None => derive(input)?,
-        };
-        if self.by_addr.len() >= SCHEMA_CACHE_SIZE {
-            self.by_addr.clear();
-        }
-        // Keeping `input` alive keeps its address from being reused.
-        self.by_addr
-            .insert(input.addr(), (input.clone(), derived.clone()));
-        self.last = Some((input.clone(), derived));
-        Ok(())
-    }
-
-    /// Number of cached schemas.
-    pub fn len(&self) -> usize {
-        self.by_addr.len()
-    }
-
-    /// Whether the cache is empty.
-    pub fn is_empty(&self) -> bool {
-        self.by_addr.is_empty()
-    }
-}
+/// What an SMT derives per input schema (by default its output schema;
+/// SMTs that rewrite structs also keep a per-schema plan of which slots to
+/// touch), so that work is done once per input schema, not per record: the
+/// one schema cache of the project, [`connect_api::cache::SchemaCache`].
+pub type SchemaCache<T = Schema> = connect_api::cache::SchemaCache<T>;
 
 /// The struct in `value`, or Kafka's error for `purpose`.
 pub fn require_struct<'a>(value: &'a Value, purpose: &str) -> Result<&'a Struct> {
@@ -205,37 +105,6 @@ pub fn require_schema<'a>(schema: Option<&'a Schema>, purpose: &str) -> Result<&
 #[cfg(test)]
 mod tests {
     use super::*;
-    use connect_api::SchemaBuilder;
-
-    #[test]
-    fn cache_computes_once_per_schema() {
-        let mut cache = SchemaCache::new();
-        let s = SchemaBuilder::struct_()
-            .field("a", Schema::int32())
-            .build()
-            .unwrap();
-        let mut calls = 0;
-        for _ in 0..3 {
-            cache
-                .get_or_try_insert(&s, |_| {
-                    calls += 1;
-                    Ok(Schema::string())
-                })
-                .unwrap();
-        }
-        // An equal schema in a different allocation also hits.
-        let equal = SchemaBuilder::struct_()
-            .field("a", Schema::int32())
-            .build()
-            .unwrap();
-        cache
-            .get_or_try_insert(&equal, |_| {
-                calls += 1;
-                Ok(Schema::string())
-            })
-            .unwrap();
-        assert_eq!(calls, 1);
-    }
 
     #[test]
     fn requirement_errors_match_kafka() {

@@ -76,7 +76,7 @@ impl ValueToKey {
         ValueToKey {
             fields: Vec::new(),
             replace_null_with_default: true,
-            cache: SchemaCache::new(),
+            cache: SchemaCache::default(),
         }
     }
 
@@ -101,7 +101,8 @@ impl ValueToKey {
         let fields = &self.fields;
         let key_schema = self
             .cache
-            .get_or_try_insert(value.schema(), |s| derive_key_schema(fields, s))?;
+            .get_or_try_insert(value.schema(), |s| derive_key_schema(fields, s))?
+            .clone();
         let mut key = Struct::new(key_schema.clone())?;
         for (i, name) in self.fields.iter().enumerate() {
             let v = if self.replace_null_with_default {
@@ -136,7 +137,7 @@ impl<R: ConnectRecord> Transformation<R> for ValueToKey {
         let parsed = Self::definition().parse(config)?;
         self.fields = parsed.get_list(FIELDS).unwrap_or_default().to_vec();
         self.replace_null_with_default = parsed.get_bool(REPLACE_NULL_WITH_DEFAULT).unwrap_or(true);
-        self.cache = SchemaCache::new();
+        self.cache = SchemaCache::default();
         Ok(())
     }
 

@@ -37,9 +37,8 @@ use connect_api::{
 pub use http::HttpSchemaRegistry;
 pub use registry::{MemorySchemaRegistry, SchemaRegistryClient};
 
-use super::lru::Lru;
-use super::schema_cache::SchemaCache;
 use codec::Names;
+use connect_api::cache::{Lru, SchemaCache};
 use mapping::MappingOptions;
 
 /// Config key: the registry URL(s); `mock://<scope>` uses an in-memory registry.

@@ -30,8 +30,7 @@ use connect_api::{
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::lru::Lru;
-use super::schema_cache::SchemaCache;
+use connect_api::cache::{Lru, SchemaCache};
 
 /// How Decimal values are written (`decimal.format`, KIP-481).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
