@@ -309,7 +309,7 @@ fn source_in_memory(c: &mut Criterion) {
 }
 
 fn source_over_mock_cluster(c: &mut Criterion) {
-    use connect_runtime::kafka::rdkafka::MockKafka;
+    use connect_runtime::kafka::rdkafka_adapter::MockKafka;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

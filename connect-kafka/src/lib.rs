@@ -13,11 +13,13 @@
 //! adapter calls [`DeliverySink::delivered`] with that token once the record
 //! is acknowledged or has failed for good.
 
+mod acks;
 mod error;
 pub mod memory;
 pub mod partitioner;
 mod types;
 
+pub use acks::{AckFailure, DeliveryWaiter};
 pub use connect_api::sink::{TopicPartition, TopicPartitionOffsets};
 pub use error::{KafkaError, KafkaErrorKind, SendError};
 pub use types::{

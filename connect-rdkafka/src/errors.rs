@@ -29,8 +29,12 @@ pub(super) fn kind_of(code: Code) -> KafkaErrorKind {
         | Code::PreferredLeaderNotAvailable
         | Code::EligibleLeadersNotAvailable => KafkaErrorKind::Retriable,
         // The member was dropped for polling too late (a slow put); as
-        // Kafka's consumer, the next poll rejoins the group.
+        // Kafka's consumer, the next poll rejoins the group. When it was the
+        // group's only member and nothing was committed yet, the broker has
+        // removed the group too: a commit then says GroupIdNotFound, and
+        // the rejoin creates the group again.
         Code::RebalanceInProgress
+        | Code::GroupIdNotFound
         | Code::PollExceeded
         | Code::IllegalGeneration
         | Code::UnknownMemberId
@@ -85,6 +89,23 @@ mod tests {
         assert_eq!(kind_of(Code::ProducerFenced), KafkaErrorKind::Fenced);
         assert!(!kind_of(Code::ProducerFenced).is_retriable());
         assert!(!kind_of(Code::MessageSizeTooLarge).is_retriable());
+    }
+
+    #[test]
+    fn a_member_dropped_from_its_group_rejoins() {
+        for code in [
+            Code::PollExceeded,
+            Code::UnknownMemberId,
+            Code::IllegalGeneration,
+            Code::GroupIdNotFound,
+        ] {
+            assert_eq!(
+                kind_of(code),
+                KafkaErrorKind::RebalanceInProgress,
+                "{code:?}"
+            );
+            assert!(kind_of(code).is_retriable(), "{code:?}");
+        }
     }
 
     #[test]

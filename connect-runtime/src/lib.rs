@@ -9,11 +9,12 @@ pub use connect_converters as converters;
 pub mod errors;
 pub mod herder;
 /// The Kafka port (`connect-kafka`) and, with the `rdkafka` feature, its
-/// librdkafka adapter as `kafka::rdkafka` (`connect-rdkafka`).
+/// librdkafka adapter as `kafka::rdkafka_adapter` (`connect-rdkafka`; named
+/// so that it is not mistaken for the `rdkafka` crate it wraps).
 pub mod kafka {
     pub use connect_kafka::*;
     #[cfg(feature = "rdkafka")]
-    pub use connect_rdkafka as rdkafka;
+    pub use connect_rdkafka as rdkafka_adapter;
 }
 pub mod config_store;
 pub mod offsets;

@@ -201,7 +201,7 @@ fn demo_topics(connectors: &[(String, ConfigMap)]) -> Vec<String> {
 fn connect_kafka(
     setup: &Setup,
 ) -> std::result::Result<(KeepAlive, Arc<dyn KafkaCluster>), Failure> {
-    use crate::kafka::rdkafka::{MockKafka, RdKafkaCluster};
+    use crate::kafka::rdkafka_adapter::{MockKafka, RdKafkaCluster};
     match setup.worker.bootstrap_servers() {
         Some(servers) => {
             tracing::info!("using the Kafka cluster at bootstrap.servers={servers}");

@@ -438,7 +438,8 @@ fn file_demo_on_mock_kafka_as_external_broker() {
         }
     } else {
         let kafka =
-            connect_runtime::kafka::rdkafka::MockKafka::start(1, &[("connect-test", 1)]).unwrap();
+            connect_runtime::kafka::rdkafka_adapter::MockKafka::start(1, &[("connect-test", 1)])
+                .unwrap();
         demo(Some(kafka.bootstrap_servers()), "");
     }
 }

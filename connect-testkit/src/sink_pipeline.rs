@@ -1,6 +1,6 @@
 //! A sink task under the real `WorkerSinkTask` loop on a [`MemoryKafka`].
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use connect_api::connector::{ConnectorContext, SinkConnector};
@@ -8,8 +8,8 @@ use connect_api::sink::SinkTask;
 use connect_api::{ConfigMap, ConnectError, Record, Result};
 use connect_runtime::converters::ConverterRegistry;
 use connect_runtime::kafka::{
-    ClientConfig, Delivered, DeliverySink, KafkaCluster, KafkaError, OutRecord, SendError,
-    TopicPartition, TopicPartitionOffsets,
+    ClientConfig, DeliveryWaiter, KafkaCluster, OutRecord, SendError, TopicPartition,
+    TopicPartitionOffsets,
 };
 use connect_runtime::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
 use connect_runtime::status::{State, TargetState};
@@ -26,18 +26,6 @@ type TaskFactory = Box<dyn Fn() -> Box<dyn SinkTask> + Send>;
 enum Tasks {
     Factory(TaskFactory),
     Connector(Box<dyn SinkConnector>),
-}
-
-/// Delivery outcomes of [`SinkPipeline::produce`].
-#[derive(Default)]
-struct Outcomes(Mutex<Vec<std::result::Result<(), KafkaError>>>);
-
-impl DeliverySink for Outcomes {
-    fn delivered(&self, _token: u64, result: std::result::Result<Delivered<'_>, KafkaError>) {
-        if let Ok(mut o) = self.0.lock() {
-            o.push(result.map(|_| ()));
-        }
-    }
 }
 
 /// One sink task run by the runtime's own loop (consumer group
@@ -234,10 +222,8 @@ impl SinkPipeline {
             ConnectError::other("call start() first: produce uses the connector's converters")
         })?;
         let mut conv = Converters::with_registry(config, &self.converters)?;
-        let outcomes = Arc::new(Outcomes::default());
-        let producer = self
-            .kafka
-            .producer(&ClientConfig::new(), outcomes.clone())?;
+        let acks = Arc::new(DeliveryWaiter::default());
+        let producer = self.kafka.producer(&ClientConfig::new(), acks.clone())?;
         for (token, record) in records.iter().enumerate() {
             let s = conv.serialize(record)?;
             let out = OutRecord {
@@ -248,6 +234,7 @@ impl SinkPipeline {
                 timestamp: s.timestamp,
                 headers: &s.headers,
             };
+            acks.sending();
             loop {
                 match producer.send(&out, token as u64) {
                     Ok(()) => break,
@@ -257,23 +244,11 @@ impl SinkPipeline {
             }
         }
         producer.flush(Duration::from_secs(30)).await?;
-        let failed: Vec<String> = outcomes
-            .0
-            .lock()
-            .map(|o| {
-                o.iter()
-                    .filter_map(|r| r.as_ref().err().map(|e| e.to_string()))
-                    .collect()
+        acks.idle(Some(Duration::from_secs(30)))
+            .await
+            .map_err(|failure| {
+                ConnectError::retriable(format!("of {} records produced, {failure}", records.len()))
             })
-            .unwrap_or_default();
-        match failed.first() {
-            None => Ok(()),
-            Some(first) => Err(ConnectError::retriable(format!(
-                "{} of {} records were not acknowledged; first: {first}",
-                failed.len(),
-                records.len()
-            ))),
-        }
     }
 
     /// Offsets committed by the task's group.

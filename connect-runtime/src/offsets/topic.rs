@@ -10,19 +10,17 @@
 //! marker; markers have a key that is not an offset key, which readers
 //! (Kafka's included) skip.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use connect_api::{ConnectError, Result, SourceMap};
 use serde_json::Value as Json;
-use tokio::sync::Notify;
 
 use super::{offset_key, OffsetEntry, OffsetStore, OffsetTable};
 use crate::kafka::{
-    ClientConfig, ConsumerEvent, CreateTopicOutcome, Delivered, DeliverySink, KafkaCluster,
-    KafkaError, NewTopic, OutRecord, Producer, SendError, Subscription,
+    AckFailure, ClientConfig, ConsumerEvent, CreateTopicOutcome, DeliveryWaiter, KafkaCluster,
+    NewTopic, OutRecord, Producer, SendError, Subscription,
 };
 
 /// Partitions of a created offsets topic (Kafka's default for `offset.storage.topic`).
@@ -30,58 +28,11 @@ pub const DEFAULT_PARTITIONS: i32 = 25;
 /// Key tag of the end-of-log markers.
 const MARKER: &str = "__connect-rs.end-marker";
 
-#[derive(Default)]
-struct Acks {
-    results: Mutex<HashMap<u64, std::result::Result<(), KafkaError>>>,
-    notify: Notify,
-}
-
-impl DeliverySink for Acks {
-    fn delivered(&self, token: u64, result: std::result::Result<Delivered<'_>, KafkaError>) {
-        if let Ok(mut r) = self.results.lock() {
-            r.insert(token, result.map(|_| ()));
-        }
-        self.notify.notify_waiters();
-    }
-}
-
-impl Acks {
-    /// Wait for tokens `from..to`, or `timeout`.
-    async fn wait(&self, from: u64, to: u64, timeout: Duration) -> Result<()> {
-        let wait = async {
-            loop {
-                let notified = self.notify.notified();
-                {
-                    let mut r = self
-                        .results
-                        .lock()
-                        .map_err(|_| ConnectError::other("offset store ack table poisoned"))?;
-                    if (from..to).all(|t| r.contains_key(&t)) {
-                        for t in from..to {
-                            if let Some(Err(e)) = r.remove(&t) {
-                                return Err(ConnectError::from(e)
-                                    .context("cannot write to the offsets topic"));
-                            }
-                        }
-                        return Ok(());
-                    }
-                }
-                notified.await;
-            }
-        };
-        tokio::time::timeout(timeout, wait).await.map_err(|_| {
-            ConnectError::retriable(format!(
-                "offsets topic did not acknowledge the write within {timeout:?}"
-            ))
-        })?
-    }
-}
-
 /// An [`OffsetStore`] in a compacted Kafka topic.
 pub struct KafkaOffsetStore {
     topic: String,
     producer: Box<dyn Producer>,
-    acks: Arc<Acks>,
+    acks: Arc<DeliveryWaiter>,
     next_token: Mutex<u64>,
     /// Serializes writers so each write's acks are its own.
     write_lock: tokio::sync::Mutex<()>,
@@ -130,7 +81,7 @@ impl KafkaOffsetStore {
                 format!("the offsets topic '{topic}' does not exist and could not be created; create it (compacted) and restart"),
             )
         })?;
-        let acks = Arc::new(Acks::default());
+        let acks = Arc::new(DeliveryWaiter::default());
         let mut producer_config = client.clone();
         producer_config.insert("acks".into(), "all".into());
         let producer = cluster.producer(&producer_config, acks.clone())?;
@@ -150,26 +101,45 @@ impl KafkaOffsetStore {
         Ok(store)
     }
 
-    fn tokens(&self, n: u64) -> Result<(u64, u64)> {
+    /// The first of `n` fresh tokens.
+    fn tokens(&self, n: u64) -> Result<u64> {
         let mut next = self
             .next_token
             .lock()
             .map_err(|_| ConnectError::other("offset store token lock poisoned"))?;
         let from = *next;
         *next += n;
-        Ok((from, from + n))
+        Ok(from)
     }
 
     async fn send(&self, record: &OutRecord<'_>, token: u64) -> Result<()> {
+        self.acks.sending();
         loop {
             match self.producer.send(record, token) {
                 Ok(()) => return Ok(()),
                 Err(SendError::QueueFull) => tokio::time::sleep(Duration::from_millis(5)).await,
                 Err(SendError::Kafka(e)) => {
-                    return Err(ConnectError::from(e).context("cannot write to the offsets topic"))
+                    self.acks.not_sent(token);
+                    return Err(ConnectError::from(e).context("cannot write to the offsets topic"));
                 }
             }
         }
+    }
+
+    /// Wait for every record sent (writers are serialized, so they are this
+    /// writer's), or the store's timeout.
+    async fn acknowledged(&self) -> Result<()> {
+        self.acks
+            .idle(Some(self.timeout))
+            .await
+            .map_err(|failure| match failure {
+                AckFailure::TimedOut { waited, .. } => ConnectError::retriable(format!(
+                    "offsets topic did not acknowledge the write within {waited:?}"
+                )),
+                AckFailure::Failed { first, .. } => {
+                    ConnectError::from(first).context("cannot write to the offsets topic")
+                }
+            })
     }
 
     /// Write one marker per partition, then read everything up to them.
@@ -187,7 +157,7 @@ impl KafkaOffsetStore {
                 .unwrap_or_default()
         );
         let marker = serde_json::json!([MARKER, nonce]).to_string();
-        let (from, to) = self.tokens(partitions as u64)?;
+        let from = self.tokens(partitions as u64)?;
         for p in 0..partitions {
             let record = OutRecord {
                 partition: Some(p),
@@ -196,7 +166,7 @@ impl KafkaOffsetStore {
             };
             self.send(&record, from + p as u64).await?;
         }
-        self.acks.wait(from, to, self.timeout).await?;
+        self.acknowledged().await?;
 
         let mut config = client.clone();
         config.insert("group.id".into(), format!("connect-offsets-reader-{nonce}"));
@@ -281,7 +251,7 @@ impl OffsetStore for KafkaOffsetStore {
             return Ok(());
         }
         let _guard = self.write_lock.lock().await;
-        let (from, to) = self.tokens(entries.len() as u64)?;
+        let from = self.tokens(entries.len() as u64)?;
         for (i, (partition, offset)) in entries.iter().enumerate() {
             let key = offset_key(connector, partition);
             let value = offset.as_ref().map(|o| Json::Object(o.clone()).to_string());
@@ -291,7 +261,7 @@ impl OffsetStore for KafkaOffsetStore {
             };
             self.send(&record, from + i as u64).await?;
         }
-        self.acks.wait(from, to, self.timeout).await?;
+        self.acknowledged().await?;
         self.table
             .write()
             .map_err(|_| ConnectError::other("offset table poisoned"))?

@@ -9,7 +9,7 @@
 //! must be consumed again.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -17,39 +17,12 @@ use connect_api::converter::{Converter, Serialized};
 use connect_api::sink::ErrantRecordReporter;
 use connect_api::{ConnectError, Result, SinkRecord};
 use futures::future::BoxFuture;
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::oneshot;
 
 use crate::errors::dlq::{self, Origin};
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage};
-use crate::kafka::{ConsumedRecord, Delivered, DeliverySink, KafkaError, OutRecord, Producer};
+use crate::kafka::{ConsumedRecord, DeliverySink, DeliveryWaiter, KafkaError, OutRecord, Producer};
 use crate::status::TaskId;
-
-/// Acks of DLQ sends, resolving each report's future.
-#[derive(Default)]
-pub(crate) struct DlqAcks {
-    pending: Mutex<HashMap<u64, oneshot::Sender<std::result::Result<(), KafkaError>>>>,
-    outstanding: AtomicUsize,
-    idle: Notify,
-    failed: Mutex<Option<String>>,
-}
-
-impl DeliverySink for DlqAcks {
-    fn delivered(&self, token: u64, result: std::result::Result<Delivered<'_>, KafkaError>) {
-        let result = result.map(|_| ());
-        if let Err(e) = &result {
-            if let Ok(mut f) = self.failed.lock() {
-                f.get_or_insert_with(|| e.to_string());
-            }
-        }
-        let waiter = self.pending.lock().ok().and_then(|mut p| p.remove(&token));
-        if let Some(tx) = waiter {
-            let _ = tx.send(result);
-        }
-        if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.idle.notify_waiters();
-        }
-    }
-}
 
 /// What goes to the DLQ for one failed record (owned, so a send refused by
 /// a full queue can be retried later).
@@ -78,7 +51,7 @@ pub(crate) struct Reporter {
     errors: ErrorConfig,
     pipeline: Mutex<ErrorPipeline>,
     producer: Option<Box<dyn Producer>>,
-    acks: Arc<DlqAcks>,
+    acks: Arc<DeliveryWaiter>,
     next_token: std::sync::atomic::AtomicU64,
     /// Raw records of the batch being delivered, by original coordinates.
     raw: Mutex<HashMap<RawKey, ConsumedRecord>>,
@@ -93,7 +66,7 @@ impl Reporter {
         id: TaskId,
         errors: ErrorConfig,
         producer: Option<Box<dyn Producer>>,
-        acks: Arc<DlqAcks>,
+        acks: Arc<DeliveryWaiter>,
         json: Box<dyn Converter>,
     ) -> Self {
         Reporter {
@@ -128,20 +101,12 @@ impl Reporter {
 
     /// Wait until every DLQ send is acknowledged; an error if one failed.
     pub(crate) async fn wait_idle(&self) -> Result<()> {
-        loop {
-            let notified = self.acks.idle.notified();
-            if self.acks.outstanding.load(Ordering::Acquire) == 0 {
-                break;
-            }
-            notified.await;
-        }
-        match self.acks.failed.lock().ok().and_then(|mut f| f.take()) {
-            Some(e) => Err(ConnectError::other(format!(
-                "the dead letter queue '{}' rejected a record ({e}); stopping so that no record is lost",
+        self.acks.idle(None).await.map_err(|failure| {
+            ConnectError::other(format!(
+                "the dead letter queue '{}' rejected a record ({failure}); stopping so that no record is lost",
                 self.errors.dlq_topic
-            ))),
-            None => Ok(()),
-        }
+            ))
+        })
     }
 
     /// Report a tolerated failure of a consumed record: log, then DLQ with
@@ -154,8 +119,8 @@ impl Reporter {
         self.log(failure, || {
             format!("{}-{}@{}", raw.topic, raw.partition, raw.offset)
         });
-        let (tx, rx) = oneshot::channel();
         if self.producer.is_none() {
+            let (tx, rx) = oneshot::channel();
             let _ = tx.send(Ok(()));
             return rx;
         }
@@ -184,10 +149,8 @@ impl Reporter {
             headers,
         };
         let token = self.next_token.fetch_add(1, Ordering::Relaxed);
-        if let Ok(mut p) = self.acks.pending.lock() {
-            p.insert(token, tx);
-        }
-        self.acks.outstanding.fetch_add(1, Ordering::AcqRel);
+        self.acks.sending();
+        let rx = self.acks.watch(token);
         if let Ok(mut pl) = self.pipeline.lock() {
             pl.record_dlq_send(false);
         }
@@ -404,7 +367,7 @@ mod tests {
         let kafka = MemoryKafka::new();
         kafka.create_topic(&NewTopic::new("dlq", 1)).unwrap();
         kafka.set_ack_delay(ack_delay);
-        let acks = Arc::new(DlqAcks::default());
+        let acks = Arc::new(DeliveryWaiter::default());
         let config = ConfigMap::from([("queue.buffering.max.messages", "1")]);
         let producer = kafka.producer(&config, acks.clone()).unwrap();
         let errors = ErrorConfig {

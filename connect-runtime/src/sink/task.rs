@@ -23,7 +23,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::commit::FlushedOffsets;
-use super::reporter::{reporter_enabled, DlqAcks, Reporter, TaskReporter};
+use super::reporter::{reporter_enabled, Reporter, TaskReporter};
 use crate::converters::TaskConverters;
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage, Transformed};
 use crate::kafka::{
@@ -180,7 +180,7 @@ impl WorkerSinkTask {
         }
         let mut consumer = cluster.consumer(&consumer_config)?;
         consumer.subscribe(&settings.subscription)?;
-        let acks = Arc::new(DlqAcks::default());
+        let acks = Arc::new(crate::kafka::DeliveryWaiter::default());
         let (dlq_producer, dlq_admin) = if settings.errors.dlq_topic.is_empty() {
             (None, None)
         } else {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use connect_runtime::kafka::rdkafka::{MockKafka, RdKafkaCluster};
+use connect_runtime::kafka::rdkafka_adapter::{MockKafka, RdKafkaCluster};
 use connect_runtime::kafka::{ClientConfig, CreateTopicOutcome, KafkaCluster, NewTopic};
 
 /// The real broker's bootstrap servers, or `None` after telling the terminal

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use connect_runtime::kafka::rdkafka::RdKafkaCluster;
+use connect_runtime::kafka::rdkafka_adapter::RdKafkaCluster;
 use connect_runtime::kafka::{ClientConfig, ConsumerEvent, KafkaCluster, Subscription};
 
 /// How long any wait in these tests may take.

@@ -22,7 +22,7 @@ use connect_api::connector::{Connector, ConnectorContext, SinkConnector, SourceC
 use connect_api::sink::{SinkTask, SinkTaskContext};
 use connect_api::source::{SourceTask, SourceTaskContext};
 use connect_api::{Record, Result, Schema, SinkRecord, SourceMap, SourceRecord, Value};
-use connect_runtime::kafka::rdkafka::MockKafka;
+use connect_runtime::kafka::rdkafka_adapter::MockKafka;
 use connect_runtime::kafka::KafkaCluster;
 use connect_runtime::offsets::MemoryOffsetStore;
 use connect_runtime::status::TargetState;

@@ -429,13 +429,7 @@ impl WorkerSourceTask {
             },
         };
         record.source_offset = offset;
-        let converted = [
-            Stage::HeaderConverter,
-            Stage::KeyConverter,
-            Stage::ValueConverter,
-        ]
-        .into_iter()
-        .all(|stage| {
+        let converted = CONVERTER_STAGES.into_iter().all(|stage| {
             self.encoded
                 .convert(&mut self.plugins.converters, stage, &record)
                 .is_ok()
@@ -578,11 +572,7 @@ impl WorkerSourceTask {
     /// reusable buffers under the error pipeline; `Some(failure)` when a
     /// tolerated failure skips the record.
     async fn convert(&mut self, record: &SourceRecord) -> Result<Option<Failure>> {
-        for stage in [
-            Stage::HeaderConverter,
-            Stage::KeyConverter,
-            Stage::ValueConverter,
-        ] {
+        for stage in CONVERTER_STAGES {
             let converters = &mut self.plugins.converters;
             let encoded = &mut self.encoded;
             if encoded.convert(converters, stage, record).is_ok() {
@@ -606,6 +596,14 @@ impl WorkerSourceTask {
         Ok(None)
     }
 }
+
+/// The converter stages in Kafka's source order, for both paths: the fast
+/// one tries them without the error pipeline, the general one under it.
+const CONVERTER_STAGES: [Stage; 3] = [
+    Stage::HeaderConverter,
+    Stage::KeyConverter,
+    Stage::ValueConverter,
+];
 
 /// The converted form of the record being sent, in buffers reused from
 /// record to record.
