@@ -176,6 +176,7 @@ async fn run_pipeline(cluster: Arc<dyn KafkaCluster>, count: Count) -> Duration 
         errors: ErrorConfig::default(),
         producer: cfg(&[("linger.ms", "5")]),
         shutdown_timeout: Duration::from_secs(10),
+        metrics: Default::default(),
     };
     let mut partition = SourceMap::new();
     partition.insert("p".into(), 0.into());
@@ -458,6 +459,7 @@ async fn run_sink(cluster: Arc<dyn KafkaCluster>) -> Duration {
         consumer: ConfigMap::new(),
         producer: ConfigMap::new(),
         poll_timeout: Duration::from_millis(100),
+        metrics: Default::default(),
     };
     let plugins = SinkPlugins {
         task: Box::new(NoopSink(seen.clone())),

@@ -54,6 +54,12 @@ pub trait Herder: Send + Sync + 'static {
     /// The Kafka cluster's id, `None` while it cannot be reached.
     async fn kafka_cluster_id(&self) -> Option<String>;
 
+    /// The metrics of this worker, its connectors and tasks, when it keeps
+    /// them (`GET /metrics` renders them).
+    fn metrics(&self) -> Option<&crate::metrics::WorkerMetrics> {
+        None
+    }
+
     /// Validate a connector config: the connector class and one report per
     /// key. An unknown `connector.class` is an error; bad values are not.
     fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)>;
@@ -144,6 +150,9 @@ impl Herder for Worker {
     async fn kafka_cluster_id(&self) -> Option<String> {
         Worker::kafka_cluster_id(self).await
     }
+    fn metrics(&self) -> Option<&crate::metrics::WorkerMetrics> {
+        Some(Worker::metrics(self))
+    }
     fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)> {
         Worker::validate(self, config)
     }
@@ -233,6 +242,9 @@ impl<H: Herder + ?Sized> Herder for Arc<H> {
     }
     async fn kafka_cluster_id(&self) -> Option<String> {
         (**self).kafka_cluster_id().await
+    }
+    fn metrics(&self) -> Option<&crate::metrics::WorkerMetrics> {
+        (**self).metrics()
     }
     fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)> {
         (**self).validate(config)

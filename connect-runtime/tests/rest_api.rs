@@ -50,6 +50,27 @@ impl Reply {
 
 /// One HTTP/1.1 request with `Connection: close`; the body is read to EOF.
 async fn http(base: &str, method: &str, path: &str, body: Option<&str>) -> Reply {
+    let (status, headers, payload) = http_raw(base, method, path, body).await;
+    let body = if payload.trim().is_empty() {
+        Json::Null
+    } else {
+        serde_json::from_str(&payload)
+            .unwrap_or_else(|e| panic!("{method} {path}: not JSON ({e}): {payload}"))
+    };
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// Status, headers and body text of one request.
+async fn http_raw(
+    base: &str,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, Vec<(String, String)>, String) {
     let addr = base.trim_start_matches("http://");
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     let body = body.unwrap_or("");
@@ -83,17 +104,7 @@ async fn http(base: &str, method: &str, path: &str, body: Option<&str>) -> Reply
     } else {
         payload.to_string()
     };
-    let body = if payload.trim().is_empty() {
-        Json::Null
-    } else {
-        serde_json::from_str(&payload)
-            .unwrap_or_else(|e| panic!("{method} {path}: not JSON ({e}): {payload}"))
-    };
-    Reply {
-        status,
-        headers,
-        body,
-    }
+    (status, headers, payload)
 }
 
 fn dechunk(mut s: &str) -> String {
@@ -1249,6 +1260,51 @@ async fn loggers() {
         400
     );
     f.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_served_in_prometheus_text_format() {
+    let f = Fixture::start().await;
+    let r = http(
+        &f.url,
+        "POST",
+        "/connectors",
+        Some(r#"{"name":"collect","config":{"connector.class":"CollectSink","topics":"t"}}"#),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let (status, headers, text) = http_raw(&f.url, "GET", "/metrics", None).await;
+    assert_eq!(status, 200, "{text}");
+    let content_type = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        .map(|(_, v)| v.as_str());
+    assert_eq!(
+        content_type,
+        Some("text/plain; version=0.0.4; charset=utf-8")
+    );
+    let value = |series: &str| -> Option<f64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    };
+    for (series, want) in [
+        ("kafka_connect_connect_worker_metrics_connector_count", 1.0),
+        ("kafka_connect_connect_worker_metrics_task_count", 1.0),
+        (
+            r#"kafka_connect_connector_metrics_info{connector="collect",connector_class="test.CollectSink",connector_type="sink"}"#,
+            1.0,
+        ),
+        (
+            r#"kafka_connect_sink_task_metrics_sink_record_read_total{connector="collect",task="0"}"#,
+            0.0,
+        ),
+    ] {
+        assert_eq!(value(series), Some(want), "{series} in:\n{text}");
+    }
+    assert!(
+        text.contains("# TYPE kafka_connect_sink_task_metrics_sink_record_read counter"),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -88,6 +88,22 @@ pub struct ErrorStats {
     pub dlq_produce_failures: u64,
 }
 
+impl ErrorStats {
+    /// Both counts added, for a task whose errors two pipelines see (a sink
+    /// task's own stages and its errant-record reporter).
+    pub fn plus(self, other: ErrorStats) -> ErrorStats {
+        ErrorStats {
+            total_record_errors: self.total_record_errors + other.total_record_errors,
+            total_record_failures: self.total_record_failures + other.total_record_failures,
+            total_records_skipped: self.total_records_skipped + other.total_records_skipped,
+            total_retries: self.total_retries + other.total_retries,
+            total_errors_logged: self.total_errors_logged + other.total_errors_logged,
+            dlq_produce_requests: self.dlq_produce_requests + other.dlq_produce_requests,
+            dlq_produce_failures: self.dlq_produce_failures + other.dlq_produce_failures,
+        }
+    }
+}
+
 /// Runs stages with Kafka's retry and tolerance policy.
 ///
 /// ```
@@ -203,6 +219,19 @@ impl ErrorPipeline {
             }
         }
         self.tolerate(stage, executing, error, attempts).map(Err)
+    }
+
+    /// A stage failed once where no retry is possible (the synchronous fast
+    /// path): count it as `execute` would, then apply the tolerance.
+    pub(crate) fn failed_once(
+        &mut self,
+        stage: Stage,
+        executing: &str,
+        error: ConnectError,
+    ) -> Result<Failure> {
+        self.stats.total_record_errors += 1;
+        self.stats.total_record_failures += 1;
+        self.tolerate(stage, executing, error, 1)
     }
 
     /// Apply the tolerance policy to a failure, also one that happened

@@ -84,7 +84,7 @@ impl ErrorPipeline {
                 Ok(Verdict::Drop) => return Ok(Transformed::Dropped),
                 Err(error) => {
                     let class = chain.stage_class(index).unwrap_or("transforms");
-                    let failure = self.tolerate(Stage::Transformation, class, error, 1)?;
+                    let failure = self.failed_once(Stage::Transformation, class, error)?;
                     return Ok(Transformed::Failed(None, failure));
                 }
             }

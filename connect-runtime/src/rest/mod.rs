@@ -68,6 +68,7 @@ fn routes(state: Shared) -> Router {
     Router::new()
         .route("/", get(root))
         .route("/health", get(health))
+        .route("/metrics", get(metrics))
         .route("/connector-plugins", get(plugins::list))
         .route("/connector-plugins/{plugin}/config", get(plugins::config))
         .route(
@@ -137,6 +138,25 @@ async fn root(
         "commit": option_env!("CONNECT_GIT_COMMIT").unwrap_or("unknown"),
         "kafka_cluster_id": state.herder.kafka_cluster_id().await,
     }))
+}
+
+/// The metrics in Prometheus' text format, for a scraper.
+async fn metrics(axum::extract::State(state): axum::extract::State<Shared>) -> Response {
+    match state.herder.metrics() {
+        Some(m) => (
+            [(
+                axum::http::header::CONTENT_TYPE,
+                "text/plain; version=0.0.4; charset=utf-8",
+            )],
+            m.render(),
+        )
+            .into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error_code": 404, "message": "this herder keeps no metrics"})),
+        )
+            .into_response(),
+    }
 }
 
 async fn health(axum::extract::State(state): axum::extract::State<Shared>) -> Response {

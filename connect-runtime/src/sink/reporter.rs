@@ -82,6 +82,11 @@ impl Reporter {
         }
     }
 
+    /// The counters of the reporter's error pipeline.
+    pub(crate) fn stats(&self) -> crate::errors::ErrorStats {
+        self.pipeline.lock().map(|p| p.stats()).unwrap_or_default()
+    }
+
     /// Whether a task-reported failure has to fail the task, and why.
     pub(crate) fn take_fatal(&self) -> Option<ConnectError> {
         self.fatal.lock().ok()?.take()

@@ -65,6 +65,8 @@ pub struct SinkTaskSettings {
     pub producer: ClientConfig,
     /// How long a consumer poll may wait.
     pub poll_timeout: Duration,
+    /// Where the loop counts what it does (the worker's, or a detached set).
+    pub metrics: Arc<crate::metrics::TaskMetrics>,
 }
 
 /// The plugins one sink task runs with.
@@ -342,6 +344,9 @@ impl WorkerSinkTask {
                 Ok(None) => {}
                 Ok(Some(ConsumerEvent::Assigned(tps))) => {
                     self.assigned.extend(tps.iter().cloned());
+                    self.settings
+                        .metrics
+                        .set_partition_count(self.assigned.len());
                     self.sync_assignment();
                     self.task.open(&tps).await?;
                     if target == TargetState::Paused || self.redelivery.is_some() {
@@ -368,6 +373,9 @@ impl WorkerSinkTask {
                     for tp in &tps {
                         self.assigned.remove(tp);
                     }
+                    self.settings
+                        .metrics
+                        .set_partition_count(self.assigned.len());
                     // The next owner reads the waiting records again from
                     // the commit.
                     if let Some(r) = &mut self.redelivery {
@@ -484,6 +492,7 @@ impl WorkerSinkTask {
 
     /// Convert, transform and `put` one consumed batch.
     async fn deliver(&mut self, records: Vec<ConsumedRecord>) -> Result<()> {
+        self.settings.metrics.record_read(records.len());
         let mut batch = mem::take(&mut self.batch);
         batch.clear();
         let mut delivered = TopicPartitionOffsets::new();
@@ -511,7 +520,10 @@ impl WorkerSinkTask {
             }
         }
         self.reporter.set_batch(records);
-        self.put(batch, delivered).await
+        let put = self.put(batch, delivered).await;
+        let metrics = &self.settings.metrics;
+        metrics.set_errors(&self.pipeline.stats().plus(self.reporter.stats()));
+        put
     }
 
     /// `put` the batch; once it is accepted its records count as consumed.
@@ -525,6 +537,9 @@ impl WorkerSinkTask {
     ) -> Result<()> {
         self.last_put = Instant::now();
         let outcome = self.task.put(&batch).await;
+        self.settings
+            .metrics
+            .record_put(batch.len(), self.last_put.elapsed());
         if let Some(fatal) = self.reporter.take_fatal() {
             return Err(fatal);
         }
@@ -681,8 +696,10 @@ impl WorkerSinkTask {
             .filter_map(|tp| self.consumed.get(tp).map(|o| (tp.clone(), *o)))
             .collect();
         if current.is_empty() {
+            self.settings.metrics.record_commit(None, Duration::ZERO);
             return Ok(());
         }
+        let committing = Instant::now();
         let returned = match self.task.pre_commit(current.clone()).await {
             Ok(r) => r,
             Err(e) => {
@@ -710,7 +727,10 @@ impl WorkerSinkTask {
             tracing::warn!(task = %self.settings.id, ?ignored,
                 "pre_commit returned offsets for unassigned partitions or past the consumed position; those were ignored or clamped");
         }
-        match safe.commit(&mut *self.consumer, CommitMode::Sync).await {
+        let result = safe.commit(&mut *self.consumer, CommitMode::Sync).await;
+        let metrics = &self.settings.metrics;
+        metrics.record_commit(Some(result.is_ok()), committing.elapsed());
+        match result {
             Ok(done) => {
                 self.committed.extend(done);
                 Ok(())

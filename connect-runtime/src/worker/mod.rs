@@ -47,6 +47,7 @@ pub use plugins::{AnyConnector, ConnectorPlugin, Plugins};
 use crate::config_store::{ConfigStore, MemoryConfigStore};
 use crate::converters::TaskConverters;
 use crate::kafka::{KafkaCluster, KafkaError};
+use crate::metrics::{ConnectorMeta, Startup, TaskKind, WorkerMetrics};
 use crate::offsets::OffsetStore;
 use crate::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
 use crate::source::{SourcePlugins, SourceTaskSettings, WorkerSourceTask};
@@ -139,6 +140,7 @@ struct Inner {
     configs: Arc<dyn ConfigStore>,
     connectors: tokio::sync::Mutex<BTreeMap<String, Entry>>,
     status: Arc<dyn StatusStore>,
+    metrics: WorkerMetrics,
     reconfigure: mpsc::UnboundedSender<String>,
     providers: providers::Providers,
     /// The Kafka cluster's id, once fetched.
@@ -232,6 +234,7 @@ impl Worker {
                 offsets,
                 configs,
                 connectors: tokio::sync::Mutex::new(BTreeMap::new()),
+                metrics: WorkerMetrics::new(statuses.clone()),
                 status: statuses,
                 reconfigure: tx,
                 cluster_id: tokio::sync::OnceCell::new(),
@@ -290,6 +293,11 @@ impl Worker {
                 None
             }
         }
+    }
+
+    /// The metrics of this worker, its connectors and tasks (`GET /metrics`).
+    pub fn metrics(&self) -> &WorkerMetrics {
+        &self.inner.metrics
     }
 
     /// The worker configuration.
@@ -490,6 +498,7 @@ impl Worker {
         let mut entry = map.remove(name).ok_or_else(|| not_found(name))?;
         self.stop_connector(name, &mut entry).await;
         self.inner.status.forget(name);
+        self.inner.metrics.forget(name, None);
         Ok(())
     }
 
@@ -860,6 +869,16 @@ impl Worker {
             Ok::<_, ConnectError>((instance, configs))
         }
         .await;
+        self.inner.metrics.connector(
+            name,
+            ConnectorMeta {
+                class: self.plugin_class(&entry.config),
+                kind: task_kind(entry.kind),
+            },
+        );
+        self.inner
+            .metrics
+            .startup(Startup::Connector(started.is_ok()));
         match started {
             Ok((instance, configs)) => {
                 entry.instance = Some(instance);
@@ -881,7 +900,9 @@ impl Worker {
 
     fn start_tasks(&self, name: &str, entry: &mut Entry) {
         for t in 0..entry.task_configs.len() as u32 {
-            match self.start_task(name, entry, t) {
+            let started = self.start_task(name, entry, t);
+            self.inner.metrics.startup(Startup::Task(started.is_ok()));
+            match started {
                 Ok(running) => {
                     entry.tasks.insert(t, running);
                 }
@@ -895,6 +916,16 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// The full class name of the connector `config` names (Kafka's
+    /// `connector-class`), or the name as given when it is unknown.
+    fn plugin_class(&self, config: &ConfigMap) -> String {
+        let given = config.get("connector.class").map_or("", |c| c.trim());
+        self.inner
+            .plugins
+            .connector(given)
+            .map_or_else(|_| given.to_string(), |p| p.class.clone())
     }
 
     /// Resolve config provider references (`${env:X}`, `${file:/p:k}`) for
@@ -918,6 +949,7 @@ impl Worker {
         if inner.status.task(&id).0 != State::Restarting {
             inner.status.task_state(&id, State::Unassigned, None);
         }
+        let metrics = inner.metrics.task(&id, task_kind(entry.kind));
         let (control, rx) = watch::channel(entry.target);
         let status: Arc<dyn StatusListener> = inner.status.clone();
         let span = tracing::info_span!("task", connector = %name, task = t);
@@ -925,8 +957,9 @@ impl Worker {
             Some(AnyConnector::Source(c)) => {
                 let transforms =
                     TransformChain::from_config(&connector_config, inner.plugins.transforms())?;
-                let settings =
+                let mut settings =
                     SourceTaskSettings::from_configs(id.clone(), &connector_config, &inner.config)?;
+                settings.metrics = metrics;
                 let plugins = SourcePlugins {
                     task: c.create_task(),
                     task_config,
@@ -946,8 +979,9 @@ impl Worker {
             Some(AnyConnector::Sink(c)) => {
                 let transforms =
                     TransformChain::from_config(&connector_config, inner.plugins.transforms())?;
-                let settings =
+                let mut settings =
                     SinkTaskSettings::from_configs(id.clone(), &connector_config, &inner.config)?;
+                settings.metrics = metrics;
                 let plugins = SinkPlugins {
                     task: c.create_task(),
                     task_config,
@@ -976,8 +1010,9 @@ impl Worker {
     /// `task.shutdown.graceful.timeout.ms`, rather than one after another.
     async fn stop_tasks(&self, name: &str, tasks: impl IntoIterator<Item = (u32, RunningTask)>) {
         let tasks: Vec<(u32, RunningTask)> = tasks.into_iter().collect();
-        for (_, running) in &tasks {
+        for (t, running) in &tasks {
             let _ = running.control.send(TargetState::Stopped);
+            self.inner.metrics.forget(name, Some(*t));
         }
         let timeout = self.inner.config.shutdown_timeout();
         let deadline = tokio::time::Instant::now() + timeout;
@@ -1026,6 +1061,13 @@ fn task_id(name: &str, task: u32) -> TaskId {
     TaskId {
         connector: name.to_string(),
         task,
+    }
+}
+
+fn task_kind(kind: ConnectorType) -> TaskKind {
+    match kind {
+        ConnectorType::Source => TaskKind::Source,
+        ConnectorType::Sink => TaskKind::Sink,
     }
 }
 

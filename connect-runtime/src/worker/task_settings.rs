@@ -60,6 +60,7 @@ impl SourceTaskSettings {
             errors: ErrorConfig::parse(connector)?,
             producer: client_props(worker.producer_props(), connector, "producer.override."),
             shutdown_timeout: worker.shutdown_timeout(),
+            metrics: Default::default(),
         })
     }
 }
@@ -96,6 +97,7 @@ impl SinkTaskSettings {
             consumer: client_props(worker.consumer_props(), connector, "consumer.override."),
             producer: client_props(worker.producer_props(), connector, "producer.override."),
             poll_timeout: SINK_POLL_TIMEOUT,
+            metrics: Default::default(),
         })
     }
 }

@@ -55,6 +55,7 @@ impl WorkerSourceTask {
             mem::swap(&mut *q, &mut self.drained);
         }
         let mut drained = mem::take(&mut self.drained);
+        let mut written = 0;
         for (token, result) in drained.drain(..) {
             match result {
                 Ok(meta) => {
@@ -64,6 +65,9 @@ impl WorkerSourceTask {
                     let Some(done) = self.tracker.complete(token) else {
                         continue;
                     };
+                    if !done.dead_letter {
+                        written += 1;
+                    }
                     // Records let go at send time have nothing left to do
                     // here: their offsets are in the tracker already.
                     if let Some(mut record) = done.record {
@@ -89,6 +93,7 @@ impl WorkerSourceTask {
             }
         }
         self.drained = drained;
+        self.settings.metrics.record_write(written);
         Ok(())
     }
 

@@ -40,6 +40,7 @@ use crate::kafka::{
     Admin, ClientConfig, CreateTopicOutcome, Delivered, DeliverySink, KafkaCluster, KafkaError,
     KafkaErrorKind, NewTopic, OutHeader, OutRecord, Producer, SendError,
 };
+use crate::metrics::TaskMetrics;
 use crate::offsets::OffsetStore;
 use crate::status::{State, StatusListener, TargetState, TaskId};
 
@@ -76,6 +77,8 @@ pub struct SourceTaskSettings {
     /// How long `stop` may take to flush and commit
     /// (`task.shutdown.graceful.timeout.ms`).
     pub shutdown_timeout: Duration,
+    /// Where the loop counts what it does (the worker's, or a detached set).
+    pub metrics: Arc<TaskMetrics>,
 }
 
 /// The plugins one source task runs with.
@@ -367,6 +370,7 @@ impl WorkerSourceTask {
             if flush_due(&mut flush) {
                 self.commit_offsets().await?;
             }
+            let polling = Instant::now();
             let batch = tokio::select! {
                 biased;
                 changed = self.control.changed() => {
@@ -385,11 +389,15 @@ impl WorkerSourceTask {
                 Err(e) => return Err(e),
             };
             self.drain_heartbeats();
+            let metrics = self.settings.metrics.clone();
+            metrics.record_poll(batch.len(), polling.elapsed());
             for record in batch {
                 if let Some(unfinished) = self.process_now(record)? {
                     self.finish(unfinished).await?;
                 }
             }
+            metrics.set_active(self.tracker.held());
+            metrics.set_errors(&self.pipeline.stats());
         }
     }
 

@@ -1,0 +1,433 @@
+//! [`WorkerMetrics`] as a `prometheus_client` collector: what
+//! `GET /metrics` renders, and what an embedding service registers in its
+//! own registry.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
+
+use super::{AvgMax, TaskKind, TaskMetrics, WorkerMetrics};
+use crate::status::{State, TaskId};
+
+type Fmt = Result<(), std::fmt::Error>;
+
+/// A sample's value: counters are whole, gauges may be NaN (Kafka's value
+/// for an average before the first observation).
+enum Sample {
+    Count(u64),
+    Gauge(f64),
+}
+
+fn avg(a: &AvgMax) -> Sample {
+    Sample::Gauge(a.avg().unwrap_or(f64::NAN))
+}
+
+fn max(a: &AvgMax) -> Sample {
+    Sample::Gauge(a.max().map_or(f64::NAN, |m| m as f64))
+}
+
+/// One metric family: a descriptor, then one sample per label set.
+fn family<'a>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    rows: impl IntoIterator<Item = (Vec<(&'a str, String)>, Sample)>,
+) -> Fmt {
+    let mut rows = rows.into_iter().peekable();
+    let Some((_, first)) = rows.peek() else {
+        return Ok(());
+    };
+    // Counters get `_total` appended by the encoder: name them without it.
+    let (name, ty) = match first {
+        Sample::Count(_) => (
+            name.strip_suffix("_total").unwrap_or(name),
+            MetricType::Counter,
+        ),
+        Sample::Gauge(_) => (name, MetricType::Gauge),
+    };
+    let mut metric = encoder.encode_descriptor(name, help, None, ty)?;
+    for (labels, sample) in rows {
+        let m = metric.encode_family(&labels)?;
+        match sample {
+            Sample::Count(v) => ConstCounter::new(v).encode(m)?,
+            Sample::Gauge(v) => ConstGauge::new(v).encode(m)?,
+        }
+    }
+    Ok(())
+}
+
+fn task_labels(id: &TaskId) -> Vec<(&'static str, String)> {
+    vec![
+        ("connector", id.connector.clone()),
+        ("task", id.task.to_string()),
+    ]
+}
+
+type TaskRow<'t> = &'t (TaskId, TaskKind, Arc<TaskMetrics>);
+
+/// One family per task attribute, over the tasks `rows` selects.
+fn task_family<'t>(
+    encoder: &mut DescriptorEncoder,
+    tasks: &'t [(TaskId, TaskKind, Arc<TaskMetrics>)],
+    kind: Option<TaskKind>,
+    name: &str,
+    help: &str,
+    value: impl Fn(&TaskMetrics) -> Sample,
+) -> Fmt {
+    let rows = tasks
+        .iter()
+        .filter(|(_, k, _)| kind.is_none_or(|want| *k == want))
+        .map(|t: TaskRow<'t>| (task_labels(&t.0), value(&t.2)));
+    family(encoder, name, help, rows)
+}
+
+impl WorkerMetrics {
+    /// A registry holding these metrics: what `GET /metrics` renders.
+    pub fn registry(&self) -> Registry {
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(self.clone()));
+        registry
+    }
+
+    /// The metrics in Prometheus' text exposition format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry()).is_err() {
+            // Encoding into a String cannot fail; say so if it ever does.
+            let _ = writeln!(out, "# metrics could not be encoded");
+        }
+        out
+    }
+
+    fn encode_worker(&self, encoder: &mut DescriptorEncoder) -> Fmt {
+        let (connectors, tasks) = self.counts();
+        let w = "kafka_connect_connect_worker_metrics_";
+        let none = Vec::new;
+        family(
+            encoder,
+            &format!("{w}connector_count"),
+            "The number of connectors run in this worker.",
+            [(none(), Sample::Gauge(connectors as f64))],
+        )?;
+        family(
+            encoder,
+            &format!("{w}task_count"),
+            "The number of tasks run in this worker.",
+            [(none(), Sample::Gauge(tasks as f64))],
+        )?;
+        let names = [
+            "connector_startup_attempts_total",
+            "connector_startup_success_total",
+            "connector_startup_failure_total",
+            "task_startup_attempts_total",
+            "task_startup_success_total",
+            "task_startup_failure_total",
+        ];
+        for (name, slot) in names.iter().zip(&self.inner.startups) {
+            let v = slot.load(std::sync::atomic::Ordering::Relaxed);
+            family(
+                encoder,
+                &format!("{w}{name}"),
+                "Starts this worker attempted, and how they ended.",
+                [(none(), Sample::Count(v))],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn encode_connectors(&self, encoder: &mut DescriptorEncoder) -> Fmt {
+        let connectors: Vec<_> = Self::lock(&self.inner.connectors)
+            .iter()
+            .map(|(n, m)| (n.clone(), m.clone()))
+            .collect();
+        family(
+            encoder,
+            "kafka_connect_connector_metrics_info",
+            "A connector's class and type (connector-metrics), as labels.",
+            connectors.iter().map(|(name, meta)| {
+                let kind = match meta.kind {
+                    TaskKind::Source => "source",
+                    TaskKind::Sink => "sink",
+                };
+                (
+                    vec![
+                        ("connector", name.clone()),
+                        ("connector_class", meta.class.clone()),
+                        ("connector_type", kind.to_string()),
+                    ],
+                    Sample::Gauge(1.0),
+                )
+            }),
+        )?;
+        let status = &self.inner.status;
+        family(
+            encoder,
+            "kafka_connect_connector_status",
+            "A connector's state (connector-metrics status), as a label.",
+            connectors.iter().map(|(name, _)| {
+                let state = status.connector(name).0;
+                (
+                    vec![("connector", name.clone()), ("status", state_label(state))],
+                    Sample::Gauge(1.0),
+                )
+            }),
+        )
+    }
+
+    fn encode_tasks(&self, encoder: &mut DescriptorEncoder) -> Fmt {
+        let tasks = self.tasks();
+        let status = &self.inner.status;
+        family(
+            encoder,
+            "kafka_connect_connector_task_status",
+            "A task's state (connector-task-metrics status), as a label.",
+            tasks.iter().map(|(id, _, _)| {
+                let mut labels = task_labels(id);
+                labels.push(("status", state_label(status.task(id).0)));
+                (labels, Sample::Gauge(1.0))
+            }),
+        )?;
+        let t = "kafka_connect_connector_task_metrics_";
+        task_family(
+            encoder,
+            &tasks,
+            None,
+            &format!("{t}batch_size_avg"),
+            "Average records per poll or put.",
+            |m| avg(&m.batch_size),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            None,
+            &format!("{t}batch_size_max"),
+            "Most records in one poll or put.",
+            |m| max(&m.batch_size),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            None,
+            &format!("{t}offset_commit_avg_time_ms"),
+            "Average time an offset commit took.",
+            |m| avg(&m.commit_time),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            None,
+            &format!("{t}offset_commit_max_time_ms"),
+            "Longest time an offset commit took.",
+            |m| max(&m.commit_time),
+        )?;
+        let pct = |ok: bool| {
+            move |m: &TaskMetrics| {
+                let s = m.commit_success.load(std::sync::atomic::Ordering::Relaxed);
+                let f = m.commit_failure.load(std::sync::atomic::Ordering::Relaxed);
+                let part = if ok { s } else { f };
+                Sample::Gauge(if s + f == 0 {
+                    0.0
+                } else {
+                    part as f64 / (s + f) as f64
+                })
+            }
+        };
+        task_family(
+            encoder,
+            &tasks,
+            None,
+            &format!("{t}offset_commit_success_percentage"),
+            "Share of offset commits that succeeded.",
+            pct(true),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            None,
+            &format!("{t}offset_commit_failure_percentage"),
+            "Share of offset commits that failed.",
+            pct(false),
+        )?;
+
+        let s = "kafka_connect_source_task_metrics_";
+        let src = Some(TaskKind::Source);
+        task_family(
+            encoder,
+            &tasks,
+            src,
+            &format!("{s}source_record_poll_total"),
+            "Records polled from the source system (before transforms).",
+            |m| Sample::Count(m.source_record_poll_total()),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            src,
+            &format!("{s}source_record_write_total"),
+            "Records written to Kafka (acknowledged, after transforms).",
+            |m| Sample::Count(m.source_record_write_total()),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            src,
+            &format!("{s}source_record_active_count"),
+            "Records polled and not yet acknowledged.",
+            active,
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            src,
+            &format!("{s}source_record_active_count_max"),
+            "Most records polled and not yet acknowledged.",
+            active_max,
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            src,
+            &format!("{s}poll_batch_avg_time_ms"),
+            "Average time a poll took.",
+            |m| avg(&m.poll_batch_time),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            src,
+            &format!("{s}poll_batch_max_time_ms"),
+            "Longest time a poll took.",
+            |m| max(&m.poll_batch_time),
+        )?;
+
+        let k = "kafka_connect_sink_task_metrics_";
+        let sink = Some(TaskKind::Sink);
+        task_family(
+            encoder,
+            &tasks,
+            sink,
+            &format!("{k}sink_record_read_total"),
+            "Records read from Kafka (before transforms).",
+            |m| Sample::Count(m.sink_record_read_total()),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            sink,
+            &format!("{k}sink_record_send_total"),
+            "Records given to put (after transforms).",
+            |m| Sample::Count(m.sink_record_send_total()),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            sink,
+            &format!("{k}sink_record_active_count"),
+            "Records read and not yet committed.",
+            active,
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            sink,
+            &format!("{k}partition_count"),
+            "Topic partitions assigned to the task.",
+            |m| Sample::Gauge(m.partition_count.load(std::sync::atomic::Ordering::Relaxed) as f64),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            sink,
+            &format!("{k}offset_commit_completion_total"),
+            "Offset commits that completed.",
+            |m| Sample::Count(m.offset_commits().0),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            sink,
+            &format!("{k}offset_commit_skip_total"),
+            "Offset commits skipped (nothing new to commit).",
+            |m| Sample::Count(m.offset_commits().1),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            sink,
+            &format!("{k}put_batch_avg_time_ms"),
+            "Average time a put took.",
+            |m| avg(&m.put_batch_time),
+        )?;
+        task_family(
+            encoder,
+            &tasks,
+            sink,
+            &format!("{k}put_batch_max_time_ms"),
+            "Longest time a put took.",
+            |m| max(&m.put_batch_time),
+        )?;
+
+        // Kafka's names start with `total-` and do not end with it: gauges,
+        // as the JMX exporter renders them.
+        let e = "kafka_connect_task_error_metrics_";
+        let names = [
+            "total_record_errors",
+            "total_record_failures",
+            "total_records_skipped",
+            "total_retries",
+            "total_errors_logged",
+            "deadletterqueue_produce_requests",
+            "deadletterqueue_produce_failures",
+        ];
+        for (i, name) in names.iter().enumerate() {
+            task_family(
+                encoder,
+                &tasks,
+                None,
+                &format!("{e}{name}"),
+                "The task's error handling counters (task-error-metrics).",
+                |m| Sample::Gauge(m.error_counts()[i] as f64),
+            )?;
+        }
+        task_family(
+            encoder,
+            &tasks,
+            None,
+            &format!("{e}last_error_timestamp"),
+            "When the last record failed, epoch milliseconds (0: never).",
+            |m| {
+                Sample::Gauge(
+                    m.last_error_timestamp
+                        .load(std::sync::atomic::Ordering::Relaxed) as f64,
+                )
+            },
+        )
+    }
+}
+
+fn active(m: &TaskMetrics) -> Sample {
+    Sample::Gauge(m.active.load(std::sync::atomic::Ordering::Relaxed) as f64)
+}
+
+fn active_max(m: &TaskMetrics) -> Sample {
+    Sample::Gauge(m.active_max.load(std::sync::atomic::Ordering::Relaxed) as f64)
+}
+
+/// Kafka's status attribute value: the state's name in lower case.
+fn state_label(state: State) -> String {
+    state.name().to_ascii_lowercase()
+}
+
+impl Collector for WorkerMetrics {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Fmt {
+        self.encode_worker(&mut encoder)?;
+        self.encode_connectors(&mut encoder)?;
+        self.encode_tasks(&mut encoder)
+    }
+}

@@ -1,0 +1,393 @@
+//! Kafka Connect's metrics, kept by the runtime for its worker, connectors
+//! and tasks.
+//!
+//! Tasks update a [`TaskMetrics`] of plain atomics once per batch (no lock,
+//! no allocation on the record path). [`WorkerMetrics`] holds the worker's
+//! counters and every task's [`TaskMetrics`]; with the `prometheus` feature
+//! it is a `prometheus_client` collector, rendered on `GET /metrics` and
+//! registrable in an embedding service's own registry.
+//!
+//! Names follow the JMX exporter rules commonly used for Kafka Connect
+//! (`kafka.connect<type=T, connector=C, task=N><>A` becomes
+//! `kafka_connect_T_A{connector="C",task="N"}`, `-` turned into `_`), so a
+//! dashboard built on the JMX exporter's output works unchanged:
+//! `kafka_connect_source_task_metrics_source_record_poll_total`,
+//! `kafka_connect_task_error_metrics_deadletterqueue_produce_requests`, ...
+
+#[cfg(feature = "prometheus")]
+mod export;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::errors::ErrorStats;
+use crate::status::{StatusStore, TaskId};
+
+/// A running average and maximum (Kafka's `-avg` and `-max` pairs).
+#[derive(Debug, Default)]
+pub struct AvgMax {
+    sum: AtomicU64,
+    count: AtomicU64,
+    max: AtomicU64,
+}
+
+impl AvgMax {
+    /// Record one observation.
+    pub fn record(&self, value: u64) {
+        self.sum.fetch_add(value, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.max.fetch_max(value, Ordering::Relaxed);
+    }
+
+    /// The average so far; `None` before the first observation (Kafka
+    /// reports NaN then).
+    pub fn avg(&self) -> Option<f64> {
+        let count = self.count.load(Ordering::Relaxed);
+        (count > 0).then(|| self.sum.load(Ordering::Relaxed) as f64 / count as f64)
+    }
+
+    /// The largest observation so far; `None` before the first.
+    pub fn max(&self) -> Option<u64> {
+        (self.count.load(Ordering::Relaxed) > 0).then(|| self.max.load(Ordering::Relaxed))
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One task's metrics (`connector-task-metrics`, `source-task-metrics` or
+/// `sink-task-metrics`, and `task-error-metrics`), updated by its loop.
+///
+/// ```
+/// use std::time::Duration;
+/// use connect_runtime::metrics::TaskMetrics;
+///
+/// let m = TaskMetrics::default();
+/// m.record_poll(100, Duration::from_millis(4));
+/// m.record_write(100);
+/// assert_eq!((m.source_record_poll_total(), m.source_record_write_total()), (100, 100));
+/// assert_eq!(m.batch_size.avg(), Some(100.0));
+/// ```
+#[derive(Debug, Default)]
+pub struct TaskMetrics {
+    source_record_poll: AtomicU64,
+    source_record_write: AtomicU64,
+    sink_record_read: AtomicU64,
+    sink_record_send: AtomicU64,
+    /// Records polled or read but not yet written or committed.
+    active: AtomicU64,
+    active_max: AtomicU64,
+    partition_count: AtomicU64,
+    commit_completion: AtomicU64,
+    commit_skip: AtomicU64,
+    commit_success: AtomicU64,
+    commit_failure: AtomicU64,
+    errors: [AtomicU64; 7],
+    last_error_timestamp: AtomicU64,
+    /// Records per poll (source) or per put (sink): `batch-size-avg/max`.
+    pub batch_size: AvgMax,
+    /// Milliseconds a source `poll` took: `poll-batch-avg/max-time-ms`.
+    pub poll_batch_time: AvgMax,
+    /// Milliseconds a sink `put` took: `put-batch-avg/max-time-ms`.
+    pub put_batch_time: AvgMax,
+    /// Milliseconds an offset commit took: `offset-commit-avg/max-time-ms`.
+    pub commit_time: AvgMax,
+}
+
+impl TaskMetrics {
+    /// A source task's `poll` returned `records` after `took`.
+    pub fn record_poll(&self, records: usize, took: Duration) {
+        self.source_record_poll
+            .fetch_add(records as u64, Ordering::Relaxed);
+        self.batch_size.record(records as u64);
+        self.poll_batch_time.record(millis(took));
+    }
+
+    /// `records` source records were acknowledged by Kafka.
+    pub fn record_write(&self, records: usize) {
+        self.source_record_write
+            .fetch_add(records as u64, Ordering::Relaxed);
+    }
+
+    /// A sink task's consumer returned `records`.
+    pub fn record_read(&self, records: usize) {
+        self.sink_record_read
+            .fetch_add(records as u64, Ordering::Relaxed);
+    }
+
+    /// A sink task's `put` took `records` (after transforms) in `took`.
+    pub fn record_put(&self, records: usize, took: Duration) {
+        self.sink_record_send
+            .fetch_add(records as u64, Ordering::Relaxed);
+        self.batch_size.record(records as u64);
+        self.put_batch_time.record(millis(took));
+    }
+
+    /// An offset commit ended: `Some(ok)` after `took`, `None` when there
+    /// was nothing to commit (Kafka's skipped commit).
+    pub fn record_commit(&self, outcome: Option<bool>, took: Duration) {
+        match outcome {
+            None => {
+                self.commit_skip.fetch_add(1, Ordering::Relaxed);
+            }
+            Some(ok) => {
+                self.commit_completion.fetch_add(1, Ordering::Relaxed);
+                let counter = if ok {
+                    &self.commit_success
+                } else {
+                    &self.commit_failure
+                };
+                counter.fetch_add(1, Ordering::Relaxed);
+                self.commit_time.record(millis(took));
+            }
+        }
+    }
+
+    /// Records in flight (source: polled, not yet acknowledged; sink: read,
+    /// not yet committed).
+    pub fn set_active(&self, records: usize) {
+        self.active.store(records as u64, Ordering::Relaxed);
+        self.active_max.fetch_max(records as u64, Ordering::Relaxed);
+    }
+
+    /// Partitions assigned to a sink task.
+    pub fn set_partition_count(&self, partitions: usize) {
+        self.partition_count
+            .store(partitions as u64, Ordering::Relaxed);
+    }
+
+    /// The error pipeline's counters, as they stand; the time of the last
+    /// error is noted when the error count grew.
+    pub fn set_errors(&self, stats: &ErrorStats) {
+        let values = [
+            stats.total_record_errors,
+            stats.total_record_failures,
+            stats.total_records_skipped,
+            stats.total_retries,
+            stats.total_errors_logged,
+            stats.dlq_produce_requests,
+            stats.dlq_produce_failures,
+        ];
+        let before = self.errors[1].load(Ordering::Relaxed);
+        for (slot, v) in self.errors.iter().zip(values) {
+            slot.store(v, Ordering::Relaxed);
+        }
+        if stats.total_record_failures > before {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(millis)
+                .unwrap_or(0);
+            self.last_error_timestamp.store(now, Ordering::Relaxed);
+        }
+    }
+
+    /// `source-record-poll-total`.
+    pub fn source_record_poll_total(&self) -> u64 {
+        self.source_record_poll.load(Ordering::Relaxed)
+    }
+    /// `source-record-write-total`.
+    pub fn source_record_write_total(&self) -> u64 {
+        self.source_record_write.load(Ordering::Relaxed)
+    }
+    /// `sink-record-read-total`.
+    pub fn sink_record_read_total(&self) -> u64 {
+        self.sink_record_read.load(Ordering::Relaxed)
+    }
+    /// `sink-record-send-total`.
+    pub fn sink_record_send_total(&self) -> u64 {
+        self.sink_record_send.load(Ordering::Relaxed)
+    }
+    /// `offset-commit-completion-total` and `offset-commit-skip-total`.
+    pub fn offset_commits(&self) -> (u64, u64) {
+        (
+            self.commit_completion.load(Ordering::Relaxed),
+            self.commit_skip.load(Ordering::Relaxed),
+        )
+    }
+    /// The error counters in `task-error-metrics` order: total-record-errors,
+    /// total-record-failures, total-records-skipped, total-retries,
+    /// total-errors-logged, deadletterqueue-produce-requests,
+    /// deadletterqueue-produce-failures.
+    pub fn error_counts(&self) -> [u64; 7] {
+        std::array::from_fn(|i| self.errors[i].load(Ordering::Relaxed))
+    }
+}
+
+/// What kind of task a [`TaskMetrics`] belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskKind {
+    /// A source task.
+    Source,
+    /// A sink task.
+    Sink,
+}
+
+/// A connector as `connector-metrics` describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectorMeta {
+    /// `connector-class`.
+    pub class: String,
+    /// `connector-type`.
+    pub kind: TaskKind,
+}
+
+/// The worker's metrics (`connect-worker-metrics`) and every connector's and
+/// task's; cheap to clone (a handle).
+#[derive(Clone)]
+pub struct WorkerMetrics {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Read at scrape time for the status metrics (the `prometheus` export).
+    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
+    status: Arc<dyn StatusStore>,
+    connectors: Mutex<BTreeMap<String, ConnectorMeta>>,
+    tasks: Mutex<BTreeMap<TaskId, (TaskKind, Arc<TaskMetrics>)>>,
+    /// connector-startup-{attempts,success,failure}-total, then task-...
+    startups: [AtomicU64; 6],
+}
+
+impl std::fmt::Debug for WorkerMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerMetrics").finish_non_exhaustive()
+    }
+}
+
+/// Which startup counter to bump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Startup {
+    /// A connector start succeeded (or failed, with `false`).
+    Connector(bool),
+    /// A task start succeeded (or failed, with `false`).
+    Task(bool),
+}
+
+impl WorkerMetrics {
+    /// Metrics for a worker whose states are in `status`.
+    pub fn new(status: Arc<dyn StatusStore>) -> Self {
+        WorkerMetrics {
+            inner: Arc::new(Inner {
+                status,
+                connectors: Mutex::default(),
+                tasks: Mutex::default(),
+                startups: Default::default(),
+            }),
+        }
+    }
+
+    fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        // Each update replaces whole entries: a poisoned map is still whole.
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Note a connector (re)configured with `meta`.
+    pub fn connector(&self, name: &str, meta: ConnectorMeta) {
+        Self::lock(&self.inner.connectors).insert(name.to_string(), meta);
+    }
+
+    /// The metrics of task `id` (a fresh set when it was not running).
+    pub fn task(&self, id: &TaskId, kind: TaskKind) -> Arc<TaskMetrics> {
+        let mut tasks = Self::lock(&self.inner.tasks);
+        let entry = tasks
+            .entry(id.clone())
+            .or_insert_with(|| (kind, Arc::new(TaskMetrics::default())));
+        entry.0 = kind;
+        entry.1.clone()
+    }
+
+    /// Forget task `task` of `connector`, or every task of it (`None`), and
+    /// with `None` the connector too.
+    pub fn forget(&self, connector: &str, task: Option<u32>) {
+        Self::lock(&self.inner.tasks)
+            .retain(|id, _| id.connector != connector || task.is_some_and(|t| t != id.task));
+        if task.is_none() {
+            Self::lock(&self.inner.connectors).remove(connector);
+        }
+    }
+
+    /// Count a start attempt and its outcome.
+    pub fn startup(&self, what: Startup) {
+        let (base, ok) = match what {
+            Startup::Connector(ok) => (0, ok),
+            Startup::Task(ok) => (3, ok),
+        };
+        self.inner.startups[base].fetch_add(1, Ordering::Relaxed);
+        let slot = if ok { base + 1 } else { base + 2 };
+        self.inner.startups[slot].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `connector-count` and `task-count`.
+    pub fn counts(&self) -> (usize, usize) {
+        (
+            Self::lock(&self.inner.connectors).len(),
+            Self::lock(&self.inner.tasks).len(),
+        )
+    }
+
+    /// A copy of every task's metrics handle, in task order.
+    pub fn tasks(&self) -> Vec<(TaskId, TaskKind, Arc<TaskMetrics>)> {
+        Self::lock(&self.inner.tasks)
+            .iter()
+            .map(|(id, (kind, m))| (id.clone(), *kind, m.clone()))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::MemoryStatusStore;
+
+    #[test]
+    fn averages_and_maxima_start_empty_and_follow_observations() {
+        let a = AvgMax::default();
+        assert_eq!((a.avg(), a.max()), (None, None));
+        a.record(10);
+        a.record(30);
+        assert_eq!((a.avg(), a.max()), (Some(20.0), Some(30)));
+    }
+
+    #[test]
+    fn commits_count_completions_skips_and_failures() {
+        let m = TaskMetrics::default();
+        m.record_commit(Some(true), Duration::from_millis(4));
+        m.record_commit(Some(false), Duration::from_millis(8));
+        m.record_commit(None, Duration::ZERO);
+        assert_eq!(m.offset_commits(), (2, 1));
+        assert_eq!(m.commit_time.max(), Some(8));
+    }
+
+    #[test]
+    fn the_worker_forgets_one_task_or_a_whole_connector() {
+        let w = WorkerMetrics::new(Arc::new(MemoryStatusStore::default()));
+        let id = |c: &str, t| TaskId {
+            connector: c.into(),
+            task: t,
+        };
+        let meta = ConnectorMeta {
+            class: "X".into(),
+            kind: TaskKind::Sink,
+        };
+        w.connector("a", meta.clone());
+        w.connector("b", meta);
+        for t in 0..2 {
+            w.task(&id("a", t), TaskKind::Sink);
+        }
+        w.task(&id("b", 0), TaskKind::Sink).record_read(3);
+        assert_eq!(w.counts(), (2, 3));
+        w.forget("a", Some(1));
+        assert_eq!(w.counts(), (2, 2));
+        w.forget("a", None);
+        assert_eq!(w.counts(), (1, 1));
+        let same = w.task(&id("b", 0), TaskKind::Sink);
+        assert_eq!(
+            same.sink_record_read_total(),
+            3,
+            "a running task keeps its metrics"
+        );
+    }
+}
