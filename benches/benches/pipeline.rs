@@ -460,6 +460,7 @@ async fn run_sink(cluster: Arc<dyn KafkaCluster>) -> Duration {
         producer: ConfigMap::new(),
         poll_timeout: Duration::from_millis(100),
         metrics: Default::default(),
+        assignment_warn_after: Duration::from_secs(10),
     };
     let plugins = SinkPlugins {
         task: Box::new(NoopSink(seen.clone())),

@@ -36,14 +36,21 @@ fn main() {
     let initial = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_string());
     let filter = EnvFilter::try_new(&initial).unwrap_or_else(|_| EnvFilter::new("info"));
     let (filter, handle) = reload::Layer::new(filter);
-    tracing_subscriber::registry()
-        .with(filter)
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_ansi(std::io::stderr().is_terminal()),
-        )
-        .init();
+    let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    // CONNECT_LOG_FORMAT=json: one JSON object per line, for log shippers;
+    // a task's lines carry its span (connector and task) as fields.
+    let json = std::env::var("CONNECT_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));
+    if json {
+        tracing_subscriber::registry()
+            .with(filter)
+            .with(lines.json().with_current_span(true).with_span_list(false))
+            .init();
+    } else {
+        tracing_subscriber::registry()
+            .with(filter)
+            .with(lines.with_ansi(std::io::stderr().is_terminal()))
+            .init();
+    }
     // The REST API's logger levels drive the live filter.
     let loggers = Loggers::with_setter(
         "INFO",

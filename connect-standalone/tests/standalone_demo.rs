@@ -25,12 +25,18 @@ impl Worker {
     /// Runs the worker in `dir` on `worker_props` and the connector configs
     /// that [`connector_configs`] wrote there.
     fn start(dir: &Path, worker_props: &Path) -> Worker {
+        Self::start_with(dir, worker_props, &[])
+    }
+
+    /// [`Worker::start`] with extra environment variables.
+    fn start_with(dir: &Path, worker_props: &Path, env: &[(&str, &str)]) -> Worker {
         let mut child = Command::new(env!("CARGO_BIN_EXE_connect-standalone"))
             .arg(worker_props)
             .arg(dir.join("connect-file-source.properties"))
             .arg(dir.join("connect-file-sink.properties"))
             .current_dir(dir)
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -402,6 +408,40 @@ fn rewind_sink(rest: &str, dir: &Path, unique: &str) {
 #[test]
 fn file_demo_on_the_embedded_kafka() {
     demo(None, "");
+}
+
+/// `CONNECT_LOG_FORMAT=json`: every line is a JSON object, and a task's
+/// lines carry its connector and task number.
+#[test]
+fn json_logs_carry_the_connector_and_the_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let props = worker_config(dir, None);
+    connector_configs(dir, "");
+    let worker = Worker::start_with(dir, &props, &[("CONNECT_LOG_FORMAT", "json")]);
+    let assigned: serde_json::Value = wait_for("the sink's assignment in the log", || {
+        let log = worker.log.lock().unwrap();
+        log.iter()
+            .find(|l| l.contains("partitions assigned"))
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+    });
+    assert_eq!(assigned["level"], "INFO", "{assigned}");
+    assert_eq!(
+        assigned["fields"]["message"], "partitions assigned",
+        "{assigned}"
+    );
+    assert_eq!(
+        assigned["span"]["connector"], "local-file-sink",
+        "{assigned}"
+    );
+    assert_eq!(assigned["span"]["task"], 0, "{assigned}");
+    let log = worker.log.lock().unwrap();
+    for line in log.iter() {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(line).is_ok(),
+            "not JSON: {line}"
+        );
+    }
 }
 
 #[test]

@@ -67,6 +67,57 @@ pub struct SinkTaskSettings {
     pub poll_timeout: Duration,
     /// Where the loop counts what it does (the worker's, or a detached set).
     pub metrics: Arc<crate::metrics::TaskMetrics>,
+    /// How long the task may wait for its group to give it partitions
+    /// before it says so at WARN (then again every minute).
+    pub assignment_warn_after: Duration,
+}
+
+/// The task's standing in its consumer group, for the log: a task that
+/// never hears from its group shows RUNNING and would otherwise say nothing.
+struct Membership {
+    group: String,
+    /// An assignment (even an empty one) arrived.
+    joined: bool,
+    since: Instant,
+    warned: Option<Instant>,
+}
+
+impl Membership {
+    fn assigned(&mut self, id: &TaskId, partitions: &[TopicPartition]) {
+        self.joined = true;
+        tracing::info!(task = %id, group = %self.group, partitions = %list(partitions),
+            "partitions assigned");
+    }
+
+    fn revoked(&self, id: &TaskId, partitions: &[TopicPartition]) {
+        tracing::info!(task = %id, group = %self.group, partitions = %list(partitions),
+            "partitions revoked");
+    }
+
+    /// Warn when the group has not answered for `after`, and every minute
+    /// while it still has not.
+    fn check(&mut self, id: &TaskId, after: Duration) {
+        if self.joined {
+            return;
+        }
+        let waited = self.since.elapsed();
+        let due = match self.warned {
+            None => waited >= after,
+            Some(at) => at.elapsed() >= Duration::from_secs(60),
+        };
+        if due {
+            self.warned = Some(Instant::now());
+            tracing::warn!(task = %id, group = %self.group, waited_s = waited.as_secs(),
+                "no partitions assigned by consumer group '{}' after {} s: the topics may not exist yet, a dead member's session may still be open, or the group coordinator does not answer",
+                self.group, waited.as_secs());
+        }
+    }
+}
+
+/// Partitions as `topic-0, topic-1` for the log.
+fn list(partitions: &[TopicPartition]) -> String {
+    let names: Vec<String> = partitions.iter().map(ToString::to_string).collect();
+    names.join(", ")
 }
 
 /// The plugins one sink task runs with.
@@ -161,6 +212,7 @@ pub struct WorkerSinkTask {
     batch: Vec<SinkRecord>,
     /// While set, every assigned partition is paused.
     redelivery: Option<Redelivery>,
+    membership: Membership,
 }
 
 impl WorkerSinkTask {
@@ -180,6 +232,7 @@ impl WorkerSinkTask {
         ] {
             consumer_config.entry(k.to_string()).or_insert(v);
         }
+        let group = consumer_config.get("group.id").cloned().unwrap_or_default();
         let mut consumer = cluster.consumer(&consumer_config)?;
         consumer.subscribe(&settings.subscription)?;
         let acks = Arc::new(crate::kafka::DeliveryWaiter::default());
@@ -239,6 +292,12 @@ impl WorkerSinkTask {
             dlq_admin,
             batch: Vec::new(),
             redelivery: None,
+            membership: Membership {
+                group,
+                joined: false,
+                since: Instant::now(),
+                warned: None,
+            },
         })
     }
 
@@ -308,6 +367,8 @@ impl WorkerSinkTask {
                 return self.commit(&all).await;
             }
             self.apply_requests(target)?;
+            self.membership
+                .check(&id, self.settings.assignment_warn_after);
             // As Kafka: a poll that brings no records still calls put, with
             // none, so a sink can act on time (rotate a file, flush a
             // buffer). Polls here are cut short by flushes, so "idle" is
@@ -343,6 +404,7 @@ impl WorkerSinkTask {
             match event {
                 Ok(None) => {}
                 Ok(Some(ConsumerEvent::Assigned(tps))) => {
+                    self.membership.assigned(&id, &tps);
                     self.assigned.extend(tps.iter().cloned());
                     self.settings
                         .metrics
@@ -365,6 +427,7 @@ impl WorkerSinkTask {
                     }
                 }
                 Ok(Some(ConsumerEvent::Revoked(tps))) => {
+                    self.membership.revoked(&id, &tps);
                     // Commit what the task flushed, then close: the
                     // consumer holds the partitions until the next poll, so
                     // the next owner starts at this commit. No rewind if

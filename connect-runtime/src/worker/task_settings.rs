@@ -98,6 +98,7 @@ impl SinkTaskSettings {
             producer: client_props(worker.producer_props(), connector, "producer.override."),
             poll_timeout: SINK_POLL_TIMEOUT,
             metrics: Default::default(),
+            assignment_warn_after: Duration::from_secs(10),
         })
     }
 }
