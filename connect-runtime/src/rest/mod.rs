@@ -69,6 +69,7 @@ fn routes(state: Shared) -> Router {
         .route("/", get(root))
         .route("/health", get(health))
         .route("/metrics", get(metrics))
+        .route("/ui", get(ui))
         .route("/connector-plugins", get(plugins::list))
         .route("/connector-plugins/{plugin}/config", get(plugins::config))
         .route(
@@ -138,6 +139,17 @@ async fn root(
         "commit": option_env!("CONNECT_GIT_COMMIT").unwrap_or("unknown"),
         "kafka_cluster_id": state.herder.kafka_cluster_id().await,
     }))
+}
+
+/// The status page: one static HTML file whose script reads this API
+/// (`/connectors?expand=status&expand=info` and `/metrics`) every two
+/// seconds; no build step and nothing served from elsewhere.
+async fn ui() -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        include_str!("ui.html"),
+    )
+        .into_response()
 }
 
 /// The metrics in Prometheus' text format, for a scraper.

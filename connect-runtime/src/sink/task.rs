@@ -305,6 +305,9 @@ impl WorkerSinkTask {
     pub async fn run(mut self) -> Result<()> {
         let id = self.settings.id.clone();
         let result = self.run_inner().await;
+        // The failure that stopped the task counts too.
+        let errors = self.pipeline.stats().plus(self.reporter.stats());
+        self.settings.metrics.set_errors(&errors);
         if let Err(e) = &result {
             tracing::error!(task = %id, error = %e, "sink task failed");
             self.status

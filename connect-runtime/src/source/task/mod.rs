@@ -241,6 +241,8 @@ impl WorkerSourceTask {
     pub async fn run(mut self) -> Result<()> {
         let id = self.settings.id.clone();
         let result = self.run_inner().await;
+        // The failure that stopped the task counts too.
+        self.settings.metrics.set_errors(&self.pipeline.stats());
         match &result {
             Ok(()) => {}
             Err(e) => {
