@@ -91,6 +91,22 @@ async fn a_pipeline_counts_what_it_moved() {
         at(r#"kafka_connect_connector_status{connector="sink",status="running"}"#.into()),
         1.0
     );
+    let poll_rate = at(format!(
+        "kafka_connect_source_task_metrics_source_record_poll_rate{src}"
+    ));
+    assert!(poll_rate > 0.0, "25 records since the start: {poll_rate}");
+    let running = at(format!(
+        "kafka_connect_connector_task_metrics_running_ratio{sink}"
+    ));
+    assert!(running > 0.5 && running <= 1.0, "{running}");
+    let paused = at(format!(
+        "kafka_connect_connector_task_metrics_pause_ratio{sink}"
+    ));
+    assert_eq!(paused, 0.0);
+    let active = at(format!(
+        "kafka_connect_sink_task_metrics_sink_record_active_count{sink}"
+    ));
+    assert_eq!(active, 0.0, "all 25 committed");
     let max_batch = at(format!(
         "kafka_connect_connector_task_metrics_batch_size_max{src}"
     ));

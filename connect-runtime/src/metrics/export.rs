@@ -3,6 +3,7 @@
 //! own registry.
 
 use std::fmt::Write as _;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use prometheus_client::collector::Collector;
@@ -12,7 +13,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
-use super::{AvgMax, TaskKind, TaskMetrics, WorkerMetrics};
+use super::{AvgMax, Rated, TaskKind, TaskMetrics, WorkerMetrics};
 use crate::status::{State, TaskId};
 
 type Fmt = Result<(), std::fmt::Error>;
@@ -130,7 +131,7 @@ impl WorkerMetrics {
             "task_startup_failure_total",
         ];
         for (name, slot) in names.iter().zip(&self.inner.startups) {
-            let v = slot.load(std::sync::atomic::Ordering::Relaxed);
+            let v = slot.load(Relaxed);
             family(
                 encoder,
                 &format!("{w}{name}"),
@@ -193,199 +194,11 @@ impl WorkerMetrics {
                 (labels, Sample::Gauge(1.0))
             }),
         )?;
-        let t = "kafka_connect_connector_task_metrics_";
-        task_family(
-            encoder,
-            &tasks,
-            None,
-            &format!("{t}batch_size_avg"),
-            "Average records per poll or put.",
-            |m| avg(&m.batch_size),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            None,
-            &format!("{t}batch_size_max"),
-            "Most records in one poll or put.",
-            |m| max(&m.batch_size),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            None,
-            &format!("{t}offset_commit_avg_time_ms"),
-            "Average time an offset commit took.",
-            |m| avg(&m.commit_time),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            None,
-            &format!("{t}offset_commit_max_time_ms"),
-            "Longest time an offset commit took.",
-            |m| max(&m.commit_time),
-        )?;
-        let pct = |ok: bool| {
-            move |m: &TaskMetrics| {
-                let s = m.commit_success.load(std::sync::atomic::Ordering::Relaxed);
-                let f = m.commit_failure.load(std::sync::atomic::Ordering::Relaxed);
-                let part = if ok { s } else { f };
-                Sample::Gauge(if s + f == 0 {
-                    0.0
-                } else {
-                    part as f64 / (s + f) as f64
-                })
-            }
-        };
-        task_family(
-            encoder,
-            &tasks,
-            None,
-            &format!("{t}offset_commit_success_percentage"),
-            "Share of offset commits that succeeded.",
-            pct(true),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            None,
-            &format!("{t}offset_commit_failure_percentage"),
-            "Share of offset commits that failed.",
-            pct(false),
-        )?;
-
-        let s = "kafka_connect_source_task_metrics_";
-        let src = Some(TaskKind::Source);
-        task_family(
-            encoder,
-            &tasks,
-            src,
-            &format!("{s}source_record_poll_total"),
-            "Records polled from the source system (before transforms).",
-            |m| Sample::Count(m.source_record_poll_total()),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            src,
-            &format!("{s}source_record_write_total"),
-            "Records written to Kafka (acknowledged, after transforms).",
-            |m| Sample::Count(m.source_record_write_total()),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            src,
-            &format!("{s}source_record_active_count"),
-            "Records polled and not yet acknowledged.",
-            active,
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            src,
-            &format!("{s}source_record_active_count_max"),
-            "Most records polled and not yet acknowledged.",
-            active_max,
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            src,
-            &format!("{s}poll_batch_avg_time_ms"),
-            "Average time a poll took.",
-            |m| avg(&m.poll_batch_time),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            src,
-            &format!("{s}poll_batch_max_time_ms"),
-            "Longest time a poll took.",
-            |m| max(&m.poll_batch_time),
-        )?;
-
-        let k = "kafka_connect_sink_task_metrics_";
-        let sink = Some(TaskKind::Sink);
-        task_family(
-            encoder,
-            &tasks,
-            sink,
-            &format!("{k}sink_record_read_total"),
-            "Records read from Kafka (before transforms).",
-            |m| Sample::Count(m.sink_record_read_total()),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            sink,
-            &format!("{k}sink_record_send_total"),
-            "Records given to put (after transforms).",
-            |m| Sample::Count(m.sink_record_send_total()),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            sink,
-            &format!("{k}sink_record_active_count"),
-            "Records read and not yet committed.",
-            active,
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            sink,
-            &format!("{k}partition_count"),
-            "Topic partitions assigned to the task.",
-            |m| Sample::Gauge(m.partition_count.load(std::sync::atomic::Ordering::Relaxed) as f64),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            sink,
-            &format!("{k}offset_commit_completion_total"),
-            "Offset commits that completed.",
-            |m| Sample::Count(m.offset_commits().0),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            sink,
-            &format!("{k}offset_commit_skip_total"),
-            "Offset commits skipped (nothing new to commit).",
-            |m| Sample::Count(m.offset_commits().1),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            sink,
-            &format!("{k}put_batch_avg_time_ms"),
-            "Average time a put took.",
-            |m| avg(&m.put_batch_time),
-        )?;
-        task_family(
-            encoder,
-            &tasks,
-            sink,
-            &format!("{k}put_batch_max_time_ms"),
-            "Longest time a put took.",
-            |m| max(&m.put_batch_time),
-        )?;
-
-        // Kafka's names start with `total-` and do not end with it: gauges,
-        // as the JMX exporter renders them.
+        for (kind, name, help, value) in TASK_METRICS {
+            task_family(encoder, &tasks, *kind, name, help, value)?;
+        }
         let e = "kafka_connect_task_error_metrics_";
-        let names = [
-            "total_record_errors",
-            "total_record_failures",
-            "total_records_skipped",
-            "total_retries",
-            "total_errors_logged",
-            "deadletterqueue_produce_requests",
-            "deadletterqueue_produce_failures",
-        ];
-        for (i, name) in names.iter().enumerate() {
+        for (i, name) in ERROR_COUNTERS.iter().enumerate() {
             task_family(
                 encoder,
                 &tasks,
@@ -395,28 +208,238 @@ impl WorkerMetrics {
                 |m| Sample::Gauge(m.error_counts()[i] as f64),
             )?;
         }
-        task_family(
-            encoder,
-            &tasks,
-            None,
-            &format!("{e}last_error_timestamp"),
-            "When the last record failed, epoch milliseconds (0: never).",
-            |m| {
-                Sample::Gauge(
-                    m.last_error_timestamp
-                        .load(std::sync::atomic::Ordering::Relaxed) as f64,
-                )
-            },
-        )
+        Ok(())
     }
 }
 
+/// Kafka's `task-error-metrics` counters, in [`TaskMetrics::error_counts`]
+/// order. Their names start with `total-` and do not end with it: gauges,
+/// as the JMX exporter renders them.
+const ERROR_COUNTERS: [&str; 7] = [
+    "total_record_errors",
+    "total_record_failures",
+    "total_records_skipped",
+    "total_retries",
+    "total_errors_logged",
+    "deadletterqueue_produce_requests",
+    "deadletterqueue_produce_failures",
+];
+
+type TaskMetric = (
+    Option<TaskKind>,
+    &'static str,
+    &'static str,
+    fn(&TaskMetrics) -> Sample,
+);
+
+const SOURCE: Option<TaskKind> = Some(TaskKind::Source);
+const SINK: Option<TaskKind> = Some(TaskKind::Sink);
+
+/// Every per-task metric but the error counters: which tasks have it, its
+/// name, its help and how to read it.
+const TASK_METRICS: &[TaskMetric] = &[
+    (
+        None,
+        "kafka_connect_connector_task_metrics_running_ratio",
+        "Share of the time since the task started that it ran.",
+        |m| Sample::Gauge(m.state_ratios().0),
+    ),
+    (
+        None,
+        "kafka_connect_connector_task_metrics_pause_ratio",
+        "Share of the time since the task started that it was paused.",
+        |m| Sample::Gauge(m.state_ratios().1),
+    ),
+    (
+        None,
+        "kafka_connect_connector_task_metrics_batch_size_avg",
+        "Average records per poll or put.",
+        |m| avg(&m.batch_size),
+    ),
+    (
+        None,
+        "kafka_connect_connector_task_metrics_batch_size_max",
+        "Most records in one poll or put.",
+        |m| max(&m.batch_size),
+    ),
+    (
+        None,
+        "kafka_connect_connector_task_metrics_offset_commit_avg_time_ms",
+        "Average time an offset commit took.",
+        |m| avg(&m.commit_time),
+    ),
+    (
+        None,
+        "kafka_connect_connector_task_metrics_offset_commit_max_time_ms",
+        "Longest time an offset commit took.",
+        |m| max(&m.commit_time),
+    ),
+    (
+        None,
+        "kafka_connect_connector_task_metrics_offset_commit_success_percentage",
+        "Share of offset commits that succeeded.",
+        |m| commit_share(m, true),
+    ),
+    (
+        None,
+        "kafka_connect_connector_task_metrics_offset_commit_failure_percentage",
+        "Share of offset commits that failed.",
+        |m| commit_share(m, false),
+    ),
+    (
+        SOURCE,
+        "kafka_connect_source_task_metrics_source_record_poll_total",
+        "Records polled from the source system (before transforms).",
+        |m| Sample::Count(m.source_record_poll_total()),
+    ),
+    (
+        SOURCE,
+        "kafka_connect_source_task_metrics_source_record_poll_rate",
+        "Records polled per second, over about 30 s.",
+        |m| Sample::Gauge(m.rate(Rated::SourcePoll)),
+    ),
+    (
+        SOURCE,
+        "kafka_connect_source_task_metrics_source_record_write_total",
+        "Records written to Kafka (acknowledged, after transforms).",
+        |m| Sample::Count(m.source_record_write_total()),
+    ),
+    (
+        SOURCE,
+        "kafka_connect_source_task_metrics_source_record_write_rate",
+        "Records written per second, over about 30 s.",
+        |m| Sample::Gauge(m.rate(Rated::SourceWrite)),
+    ),
+    (
+        SOURCE,
+        "kafka_connect_source_task_metrics_source_record_active_count",
+        "Records polled and not yet acknowledged.",
+        active,
+    ),
+    (
+        SOURCE,
+        "kafka_connect_source_task_metrics_source_record_active_count_max",
+        "Most records polled and not yet acknowledged.",
+        active_max,
+    ),
+    (
+        SOURCE,
+        "kafka_connect_source_task_metrics_poll_batch_avg_time_ms",
+        "Average time a poll took.",
+        |m| avg(&m.poll_batch_time),
+    ),
+    (
+        SOURCE,
+        "kafka_connect_source_task_metrics_poll_batch_max_time_ms",
+        "Longest time a poll took.",
+        |m| max(&m.poll_batch_time),
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_sink_record_read_total",
+        "Records read from Kafka (before transforms).",
+        |m| Sample::Count(m.sink_record_read_total()),
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_sink_record_read_rate",
+        "Records read per second, over about 30 s.",
+        |m| Sample::Gauge(m.rate(Rated::SinkRead)),
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_sink_record_send_total",
+        "Records given to put (after transforms).",
+        |m| Sample::Count(m.sink_record_send_total()),
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_sink_record_send_rate",
+        "Records given to put per second, over about 30 s.",
+        |m| Sample::Gauge(m.rate(Rated::SinkSend)),
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_sink_record_active_count",
+        "Records read and not yet committed.",
+        active,
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_sink_record_active_count_max",
+        "Most records read and not yet committed.",
+        active_max,
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_partition_count",
+        "Topic partitions assigned to the task.",
+        |m| Sample::Gauge(m.partition_count.load(Relaxed) as f64),
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_offset_commit_completion_total",
+        "Offset commits that completed.",
+        |m| Sample::Count(m.offset_commits().0),
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_offset_commit_completion_rate",
+        "Offset commits completed per second, over about 30 s.",
+        |m| Sample::Gauge(m.rate(Rated::CommitCompletion)),
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_offset_commit_skip_total",
+        "Offset commits skipped (nothing new to commit).",
+        |m| Sample::Count(m.offset_commits().1),
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_offset_commit_skip_rate",
+        "Offset commits skipped per second, over about 30 s.",
+        |m| Sample::Gauge(m.rate(Rated::CommitSkip)),
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_put_batch_avg_time_ms",
+        "Average time a put took.",
+        |m| avg(&m.put_batch_time),
+    ),
+    (
+        SINK,
+        "kafka_connect_sink_task_metrics_put_batch_max_time_ms",
+        "Longest time a put took.",
+        |m| max(&m.put_batch_time),
+    ),
+    (
+        None,
+        "kafka_connect_task_error_metrics_last_error_timestamp",
+        "When the last record failed, epoch milliseconds (0: never).",
+        |m| Sample::Gauge(m.last_error_timestamp.load(Relaxed) as f64),
+    ),
+];
+
+/// `offset-commit-success-percentage` (or failure): a share, 0 before the
+/// first commit.
+fn commit_share(m: &TaskMetrics, success: bool) -> Sample {
+    let ok = m.commit_success.load(Relaxed);
+    let failed = m.commit_failure.load(Relaxed);
+    let part = if success { ok } else { failed };
+    let all = ok + failed;
+    Sample::Gauge(if all == 0 {
+        0.0
+    } else {
+        part as f64 / all as f64
+    })
+}
+
 fn active(m: &TaskMetrics) -> Sample {
-    Sample::Gauge(m.active.load(std::sync::atomic::Ordering::Relaxed) as f64)
+    Sample::Gauge(m.active.load(Relaxed) as f64)
 }
 
 fn active_max(m: &TaskMetrics) -> Sample {
-    Sample::Gauge(m.active_max.load(std::sync::atomic::Ordering::Relaxed) as f64)
+    Sample::Gauge(m.active_max.load(Relaxed) as f64)
 }
 
 /// Kafka's status attribute value: the state's name in lower case.

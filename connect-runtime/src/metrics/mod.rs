@@ -17,10 +17,10 @@
 #[cfg(feature = "prometheus")]
 mod export;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::errors::ErrorStats;
 use crate::status::{StatusStore, TaskId};
@@ -54,6 +54,87 @@ impl AvgMax {
     }
 }
 
+/// Kafka's default `metrics.sample.window.ms`: rates are over about this
+/// long.
+const RATE_WINDOW: Duration = Duration::from_secs(30);
+
+/// A counter's per-second rate over the last [`RATE_WINDOW`], from samples
+/// taken when the metrics are read (never on the record path).
+#[derive(Debug, Default)]
+pub struct RateWindow {
+    samples: Mutex<VecDeque<(Instant, u64)>>,
+}
+
+impl RateWindow {
+    /// The rate of a counter that now stands at `total` and stood at 0 at
+    /// `started`.
+    pub fn rate(&self, total: u64, started: Instant, now: Instant) -> f64 {
+        let mut samples = self.samples.lock().unwrap_or_else(|e| e.into_inner());
+        samples.push_back((now, total));
+        // Keep one sample at or before the window's start as the baseline.
+        while samples.len() > 2 && now.duration_since(samples[1].0) >= RATE_WINDOW {
+            samples.pop_front();
+        }
+        // A task younger than the window: over its whole life, whenever
+        // the reads began.
+        let (since, base) = match samples.front() {
+            _ if now.duration_since(started) <= RATE_WINDOW => (started, 0),
+            Some(&(at, v)) if samples.len() > 1 => (at, v),
+            _ => (started, 0),
+        };
+        let secs = now.duration_since(since).as_secs_f64();
+        if secs <= 0.0 {
+            return 0.0;
+        }
+        total.saturating_sub(base) as f64 / secs
+    }
+}
+
+/// Time spent running and paused since the task started (`running-ratio`,
+/// `pause-ratio`).
+#[derive(Debug)]
+struct StateClock {
+    started: Instant,
+    since: Instant,
+    current: Option<bool>,
+    running: Duration,
+    paused: Duration,
+}
+
+impl StateClock {
+    fn new(now: Instant) -> Self {
+        StateClock {
+            started: now,
+            since: now,
+            current: None,
+            running: Duration::ZERO,
+            paused: Duration::ZERO,
+        }
+    }
+
+    fn close(&mut self, now: Instant) {
+        let spent = now.duration_since(self.since);
+        match self.current {
+            Some(true) => self.running += spent,
+            Some(false) => self.paused += spent,
+            None => {}
+        }
+        self.since = now;
+    }
+
+    fn ratios(&mut self, now: Instant) -> (f64, f64) {
+        self.close(now);
+        let total = now.duration_since(self.started).as_secs_f64();
+        if total <= 0.0 {
+            return (0.0, 0.0);
+        }
+        (
+            self.running.as_secs_f64() / total,
+            self.paused.as_secs_f64() / total,
+        )
+    }
+}
+
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -71,8 +152,13 @@ fn millis(d: Duration) -> u64 {
 /// assert_eq!((m.source_record_poll_total(), m.source_record_write_total()), (100, 100));
 /// assert_eq!(m.batch_size.avg(), Some(100.0));
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TaskMetrics {
+    started: Instant,
+    states: Mutex<StateClock>,
+    /// Rate windows, read at scrape time: poll, write, read, send, commit
+    /// completion, commit skip.
+    rates: [RateWindow; 6],
     source_record_poll: AtomicU64,
     source_record_write: AtomicU64,
     sink_record_read: AtomicU64,
@@ -97,7 +183,81 @@ pub struct TaskMetrics {
     pub commit_time: AvgMax,
 }
 
+impl Default for TaskMetrics {
+    fn default() -> Self {
+        let now = Instant::now();
+        TaskMetrics {
+            started: now,
+            states: Mutex::new(StateClock::new(now)),
+            rates: Default::default(),
+            source_record_poll: Default::default(),
+            source_record_write: Default::default(),
+            sink_record_read: Default::default(),
+            sink_record_send: Default::default(),
+            active: Default::default(),
+            active_max: Default::default(),
+            partition_count: Default::default(),
+            commit_completion: Default::default(),
+            commit_skip: Default::default(),
+            commit_success: Default::default(),
+            commit_failure: Default::default(),
+            errors: Default::default(),
+            last_error_timestamp: Default::default(),
+            batch_size: Default::default(),
+            poll_batch_time: Default::default(),
+            put_batch_time: Default::default(),
+            commit_time: Default::default(),
+        }
+    }
+}
+
+/// Which counter a rate is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rated {
+    /// `source-record-poll-rate`.
+    SourcePoll,
+    /// `source-record-write-rate`.
+    SourceWrite,
+    /// `sink-record-read-rate`.
+    SinkRead,
+    /// `sink-record-send-rate`.
+    SinkSend,
+    /// `offset-commit-completion-rate`.
+    CommitCompletion,
+    /// `offset-commit-skip-rate`.
+    CommitSkip,
+}
+
 impl TaskMetrics {
+    /// The task is now running (`true`) or paused (`false`): called on each
+    /// change only.
+    pub fn set_running(&self, running: bool) {
+        let mut clock = self.states.lock().unwrap_or_else(|e| e.into_inner());
+        clock.close(Instant::now());
+        clock.current = Some(running);
+    }
+
+    /// `running-ratio` and `pause-ratio`: the shares of the time since the
+    /// task started that it spent running and paused.
+    pub fn state_ratios(&self) -> (f64, f64) {
+        let mut clock = self.states.lock().unwrap_or_else(|e| e.into_inner());
+        clock.ratios(Instant::now())
+    }
+
+    /// The per-second rate of `counter` over about the last 30 s (sampled
+    /// when read, so a reader every 15 s sees Kafka's window).
+    pub fn rate(&self, counter: Rated) -> f64 {
+        let (window, total) = match counter {
+            Rated::SourcePoll => (0, self.source_record_poll_total()),
+            Rated::SourceWrite => (1, self.source_record_write_total()),
+            Rated::SinkRead => (2, self.sink_record_read_total()),
+            Rated::SinkSend => (3, self.sink_record_send_total()),
+            Rated::CommitCompletion => (4, self.offset_commits().0),
+            Rated::CommitSkip => (5, self.offset_commits().1),
+        };
+        self.rates[window].rate(total, self.started, Instant::now())
+    }
+
     /// A source task's `poll` returned `records` after `took`.
     pub fn record_poll(&self, records: usize, took: Duration) {
         self.source_record_poll
@@ -349,6 +509,35 @@ mod tests {
         a.record(10);
         a.record(30);
         assert_eq!((a.avg(), a.max()), (Some(20.0), Some(30)));
+    }
+
+    #[test]
+    fn a_rate_is_over_the_last_window_from_the_reads() {
+        let w = RateWindow::default();
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        // First read: since the start.
+        assert_eq!(w.rate(100, t0, t0 + s(10)), 10.0);
+        assert_eq!(w.rate(400, t0, t0 + s(20)), 20.0, "younger than the window");
+        assert_eq!(
+            w.rate(700, t0, t0 + s(40)),
+            20.0,
+            "600 in the 30 s since the first read"
+        );
+        // Past the window, the oldest read is dropped as the baseline.
+        assert_eq!(w.rate(700, t0, t0 + s(75)), 0.0, "nothing in 35 s");
+        assert_eq!(w.rate(700, t0, t0 + s(75)), 0.0, "a second read at once");
+    }
+
+    #[test]
+    fn running_and_pause_ratios_share_the_time() {
+        let mut clock = StateClock::new(Instant::now());
+        let t = clock.started;
+        clock.current = Some(true);
+        clock.close(t + Duration::from_secs(3));
+        clock.current = Some(false);
+        let (running, paused) = clock.ratios(t + Duration::from_secs(4));
+        assert_eq!((running, paused), (0.75, 0.25));
     }
 
     #[test]

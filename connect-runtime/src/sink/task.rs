@@ -355,10 +355,12 @@ impl WorkerSinkTask {
                 match target {
                     TargetState::Started => {
                         self.set_paused(self.redelivery.is_some())?;
+                        self.settings.metrics.set_running(true);
                         self.status.task_state(&id, State::Running, None);
                     }
                     TargetState::Paused => {
                         self.set_paused(true)?;
+                        self.settings.metrics.set_running(false);
                         self.status.task_state(&id, State::Paused, None);
                     }
                     TargetState::Stopped => {}
@@ -589,7 +591,21 @@ impl WorkerSinkTask {
         let put = self.put(batch, delivered).await;
         let metrics = &self.settings.metrics;
         metrics.set_errors(&self.pipeline.stats().plus(self.reporter.stats()));
+        self.count_active();
         put
+    }
+
+    /// `sink-record-active-count`: records read and put but not committed.
+    fn count_active(&self) {
+        let uncommitted: i64 = self
+            .consumed
+            .iter()
+            .map(|(tp, next)| next - self.committed.get(tp).copied().unwrap_or(*next))
+            .filter(|n| *n > 0)
+            .sum();
+        self.settings
+            .metrics
+            .set_active(usize::try_from(uncommitted).unwrap_or(0));
     }
 
     /// `put` the batch; once it is accepted its records count as consumed.
@@ -799,6 +815,7 @@ impl WorkerSinkTask {
         match result {
             Ok(done) => {
                 self.committed.extend(done);
+                self.count_active();
                 Ok(())
             }
             Err(e) if e.is_retriable() => {

@@ -341,8 +341,14 @@ impl WorkerSourceTask {
             let target = *self.control.borrow();
             if reported != Some(target) {
                 match target {
-                    TargetState::Started => self.status.task_state(&id, State::Running, None),
-                    TargetState::Paused => self.status.task_state(&id, State::Paused, None),
+                    TargetState::Started => {
+                        self.settings.metrics.set_running(true);
+                        self.status.task_state(&id, State::Running, None)
+                    }
+                    TargetState::Paused => {
+                        self.settings.metrics.set_running(false);
+                        self.status.task_state(&id, State::Paused, None)
+                    }
                     TargetState::Stopped => {}
                 }
                 reported = Some(target);
