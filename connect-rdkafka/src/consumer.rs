@@ -54,6 +54,8 @@ pub(super) struct EventContext {
     /// Set once the consumer closes: revocations are then given up at once,
     /// since nobody polls for them any more.
     closing: AtomicBool,
+    /// The client asked for librdkafka debug lines (`debug`).
+    debug: bool,
 }
 
 impl EventContext {
@@ -91,7 +93,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-impl ClientContext for EventContext {}
+impl ClientContext for EventContext {
+    fn log(&self, level: ::rdkafka::config::RDKafkaLogLevel, fac: &str, message: &str) {
+        crate::client_log::forward(self.debug, level, fac, message);
+    }
+}
 
 impl ConsumerContext for EventContext {
     // Replaces rust-rdkafka's default, which unassigns revoked partitions
@@ -193,6 +199,7 @@ impl RdConsumer {
             changed: Notify::new(),
             revoked: Mutex::new(None),
             closing: AtomicBool::new(false),
+            debug: crate::client_log::debug_asked(config),
         };
         let inner: StreamConsumer<EventContext> = config
             .create_with_context(context)

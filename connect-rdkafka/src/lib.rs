@@ -9,6 +9,7 @@
 //! defaults stall fetching for up to a second when its local queue fills).
 
 mod admin;
+mod client_log;
 mod consumer;
 mod errors;
 mod mock;
@@ -85,6 +86,11 @@ impl RdKafkaCluster {
                 v.clone()
             };
             out.set(k, value);
+        }
+        // librdkafka drops debug lines below its log level, which
+        // rust-rdkafka sets from the log filter at creation.
+        if client_log::debug_asked(&out) {
+            out.set_log_level(::rdkafka::config::RDKafkaLogLevel::Debug);
         }
         out
     }

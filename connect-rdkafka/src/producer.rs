@@ -24,9 +24,14 @@ const FLUSH_CHECK_INTERVAL: Duration = Duration::from_millis(1);
 
 pub(super) struct SinkContext {
     sink: Arc<dyn DeliverySink>,
+    debug: bool,
 }
 
-impl ClientContext for SinkContext {}
+impl ClientContext for SinkContext {
+    fn log(&self, level: ::rdkafka::config::RDKafkaLogLevel, fac: &str, message: &str) {
+        crate::client_log::forward(self.debug, level, fac, message);
+    }
+}
 
 impl ProducerContext for SinkContext {
     type DeliveryOpaque = usize;
@@ -64,7 +69,10 @@ impl RdProducer {
         sink: Arc<dyn DeliverySink>,
     ) -> Result<Self, KafkaError> {
         let inner = config
-            .create_with_context(SinkContext { sink })
+            .create_with_context(SinkContext {
+                sink,
+                debug: crate::client_log::debug_asked(config),
+            })
             .map_err(|e| from_rd(&e, "creating the producer"))?;
         Ok(RdProducer { inner })
     }
