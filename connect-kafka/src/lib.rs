@@ -123,6 +123,14 @@ pub trait Consumer: Send {
     /// The partitions currently assigned to this member.
     fn assignment(&self) -> Result<Vec<TopicPartition>, KafkaError>;
 
+    /// The end of `partition`'s log (its high watermark) as this consumer
+    /// last learned it, without asking the cluster: what lag is measured
+    /// against. `None` when not known (the default).
+    fn end_offset(&self, partition: &TopicPartition) -> Option<i64> {
+        let _ = partition;
+        None
+    }
+
     /// This member's group metadata, for transactional offset commits.
     fn group_metadata(&self) -> Option<GroupMetadata>;
 

@@ -582,6 +582,10 @@ impl Consumer for RdConsumer {
             .collect())
     }
 
+    fn end_offset(&self, partition: &TopicPartition) -> Option<i64> {
+        ffi::cached_high_watermark(self.inner.client(), &partition.topic, partition.partition)
+    }
+
     fn assignment(&self) -> Result<Vec<TopicPartition>, KafkaError> {
         let tpl = self
             .inner
@@ -614,4 +618,40 @@ fn is_missing_topic(e: &::rdkafka::error::KafkaError) -> bool {
         e,
         RdError::MessageConsumption(Code::UnknownTopicOrPartition | Code::UnknownTopic)
     )
+}
+
+/// The one foreign call the safe rdkafka API lacks here: the high watermark
+/// librdkafka keeps from fetch responses (`fetch_watermarks` asks the broker
+/// and blocks, which a per-batch lag reading must not).
+#[allow(unsafe_code)]
+mod ffi {
+    use std::ffi::CString;
+
+    use ::rdkafka::client::{Client, ClientContext};
+
+    /// `topic`-`partition`'s high watermark as last fetched, if known.
+    pub(super) fn cached_high_watermark<C: ClientContext>(
+        client: &Client<C>,
+        topic: &str,
+        partition: i32,
+    ) -> Option<i64> {
+        let topic = CString::new(topic).ok()?;
+        let (mut low, mut high) = (-1i64, -1i64);
+        // SAFETY: `client.native_ptr()` is a live rd_kafka_t owned by
+        // `client`, which outlives this call; `topic` is a NUL-terminated
+        // string that outlives it; `low` and `high` are valid for writes.
+        // rd_kafka_get_watermark_offsets only reads the partition's cached
+        // offsets under librdkafka's own lock and keeps no pointer.
+        let err = unsafe {
+            ::rdkafka::bindings::rd_kafka_get_watermark_offsets(
+                client.native_ptr(),
+                topic.as_ptr(),
+                partition,
+                &mut low,
+                &mut high,
+            )
+        };
+        (err == ::rdkafka::bindings::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR && high >= 0)
+            .then_some(high)
+    }
 }

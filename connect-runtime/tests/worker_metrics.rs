@@ -156,3 +156,51 @@ async fn tolerated_failures_show_in_the_error_metrics() {
     assert!(sample(&text, last).is_some_and(|t| t > 1.7e12), "{text}");
     w.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_sink_shows_how_far_behind_it_is() {
+    let s = setup();
+    let w = worker(&s);
+    w.create_connector(
+        "sink",
+        props(&[("connector.class", "CollectingSink"), ("topics", "out")]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    let source = |name: &str, count: &str| {
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", count),
+            ("topic", "out"),
+            ("name", name),
+        ])
+    };
+    w.create_connector("first", source("first", "5"), TargetState::Started)
+        .await
+        .unwrap();
+    eventually("5 records in the sink", || {
+        s.collected.0.lock().unwrap().len() == 5
+    })
+    .await;
+    w.pause("sink").await.unwrap();
+    w.create_connector("second", source("second", "7"), TargetState::Started)
+        .await
+        .unwrap();
+    let lag = r#"kafka_connect_sink_task_metrics_sink_record_lag_max{connector="sink",task="0"}"#;
+    eventually("a lag of the 7 records not read", || {
+        sample(&w.metrics().render(), lag) == Some(7.0)
+    })
+    .await;
+    w.resume("sink").await.unwrap();
+    eventually("no lag once they are read", || {
+        sample(&w.metrics().render(), lag) == Some(0.0)
+    })
+    .await;
+    let paused = r#"kafka_connect_connector_task_metrics_pause_ratio{connector="sink",task="0"}"#;
+    assert!(
+        sample(&w.metrics().render(), paused).is_some_and(|p| p > 0.0),
+        "the pause shows in the pause ratio"
+    );
+    w.shutdown().await;
+}

@@ -492,6 +492,16 @@ impl Consumer for MemoryConsumer {
             .collect())
     }
 
+    fn end_offset(&self, partition: &TopicPartition) -> Option<i64> {
+        let state = self.cluster.lock();
+        let log = state
+            .topics
+            .get(&*partition.topic)?
+            .partitions
+            .get(usize::try_from(partition.partition).ok()?)?;
+        Some(log.end_offset)
+    }
+
     fn assignment(&self) -> Result<Vec<TopicPartition>, KafkaError> {
         let mut tps: Vec<TopicPartition> = self.owned.iter().map(|o| o.tp.clone()).collect();
         tps.sort();

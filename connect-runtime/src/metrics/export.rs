@@ -372,6 +372,12 @@ const TASK_METRICS: &[TaskMetric] = &[
     ),
     (
         SINK,
+        "kafka_connect_sink_task_metrics_sink_record_lag_max",
+        "Most records the task is behind the end of any of its partitions.",
+        |m| Sample::Gauge(m.lag_max.load(Relaxed) as f64),
+    ),
+    (
+        SINK,
         "kafka_connect_sink_task_metrics_partition_count",
         "Topic partitions assigned to the task.",
         |m| Sample::Gauge(m.partition_count.load(Relaxed) as f64),

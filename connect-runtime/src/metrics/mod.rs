@@ -167,6 +167,7 @@ pub struct TaskMetrics {
     active: AtomicU64,
     active_max: AtomicU64,
     partition_count: AtomicU64,
+    lag_max: AtomicU64,
     commit_completion: AtomicU64,
     commit_skip: AtomicU64,
     commit_success: AtomicU64,
@@ -197,6 +198,7 @@ impl Default for TaskMetrics {
             active: Default::default(),
             active_max: Default::default(),
             partition_count: Default::default(),
+            lag_max: Default::default(),
             commit_completion: Default::default(),
             commit_skip: Default::default(),
             commit_success: Default::default(),
@@ -311,6 +313,12 @@ impl TaskMetrics {
     pub fn set_active(&self, records: usize) {
         self.active.store(records as u64, Ordering::Relaxed);
         self.active_max.fetch_max(records as u64, Ordering::Relaxed);
+    }
+
+    /// How far behind the end of its partitions a sink task is, at most
+    /// (`sink-record-lag-max`).
+    pub fn set_lag_max(&self, records: u64) {
+        self.lag_max.store(records, Ordering::Relaxed);
     }
 
     /// Partitions assigned to a sink task.

@@ -603,9 +603,19 @@ impl WorkerSinkTask {
             .map(|(tp, next)| next - self.committed.get(tp).copied().unwrap_or(*next))
             .filter(|n| *n > 0)
             .sum();
-        self.settings
-            .metrics
-            .set_active(usize::try_from(uncommitted).unwrap_or(0));
+        let metrics = &self.settings.metrics;
+        metrics.set_active(usize::try_from(uncommitted).unwrap_or(0));
+        let lag = self
+            .assigned
+            .iter()
+            .filter_map(|tp| {
+                let end = self.consumer.end_offset(tp)?;
+                let position = self.consumed.get(tp).or_else(|| self.committed.get(tp))?;
+                Some(end - position)
+            })
+            .max()
+            .unwrap_or(0);
+        metrics.set_lag_max(u64::try_from(lag).unwrap_or(0));
     }
 
     /// `put` the batch; once it is accepted its records count as consumed.
