@@ -2715,7 +2715,6 @@ fn lenient_candidates(case: &Case) -> Vec<(&'static str, Len)> {
                     ..d
                 },
             ),
-            ("json-read-double-rounding", Len { ulp1: true, ..d }),
             (
                 "json-read-numeric-decimal-default",
                 Len {
