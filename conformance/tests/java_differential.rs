@@ -2579,15 +2579,6 @@ fn direct_difference(case: &Case, java: &Outcome) -> Option<&'static str> {
             }
         }
         "values.parse" | "header.to" => {
-            if kind == "header.to"
-                && std::str::from_utf8(
-                    &B64.decode(case.req["b64"].as_str().unwrap_or(""))
-                        .unwrap_or_default(),
-                )
-                .is_err()
-            {
-                return Some("header-to-invalid-utf8");
-            }
             let (Outcome::Json(k), Outcome::Json(o)) = (java, ours) else {
                 return None;
             };
@@ -2762,24 +2753,6 @@ fn lenient_candidates(case: &Case) -> Vec<(&'static str, Len)> {
                 },
             ),
         ],
-        "smt" => {
-            let trims = case.req["config"].as_object().is_some_and(|c| {
-                c.values()
-                    .filter_map(Json::as_str)
-                    .any(|v| java_trim(v) != v || v.trim() != v)
-            });
-            if trims {
-                vec![(
-                    "config-string-trim",
-                    Len {
-                        config_trim: true,
-                        ..d
-                    },
-                )]
-            } else {
-                Vec::new()
-            }
-        }
         _ => Vec::new(),
     }
 }

@@ -398,7 +398,7 @@ impl From<Vec<String>> for ConfigValue {
 
 /// Parse `raw` as `ty` with Kafka's rules.
 pub fn parse_value(ty: ConfigType, raw: &str) -> std::result::Result<ConfigValue, String> {
-    let t = raw.trim();
+    let t = java_trim(raw);
     let num_err = |kind: &str| format!("Expected value to be a {kind}, but it was '{raw}'");
     Ok(match ty {
         ConfigType::Boolean => {
@@ -432,11 +432,18 @@ pub fn parse_value(ty: ConfigType, raw: &str) -> std::result::Result<ConfigValue
 /// assert_eq!(parse_list("a,,b"), ["a", "", "b"]);
 /// ```
 pub fn parse_list(value: &str) -> Vec<String> {
-    let value = value.trim();
+    let value = java_trim(value);
     if value.is_empty() {
         return Vec::new();
     }
-    value.split(',').map(|s| s.trim().to_string()).collect()
+    value.split(',').map(|s| java_trim(s).to_string()).collect()
+}
+
+/// `s` without what Java's `String.trim()` removes: every character up to
+/// U+0020 at either end (control characters included, Unicode spaces
+/// such as U+00A0 kept), so a value trims as in Kafka.
+fn java_trim(s: &str) -> &str {
+    s.trim_matches(|c: char| c <= ' ')
 }
 
 /// A check on one parsed config value.
@@ -1176,6 +1183,18 @@ mod tests {
 
     fn props(pairs: &[(&str, &str)]) -> ConfigMap {
         ConfigMap::from_pairs(pairs.iter().copied())
+    }
+
+    #[test]
+    fn values_trim_as_java_trims() {
+        // Control characters go, a no-break space stays (String.trim()).
+        let v = parse_value(ConfigType::String, "\u{1} abc\u{a0}\t").unwrap();
+        assert!(
+            matches!(&v, ConfigValue::String(s) if s == "abc\u{a0}"),
+            "{v:?}"
+        );
+        assert_eq!(parse_list("\u{1}a ,\u{1f}b"), ["a", "b"]);
+        assert!(parse_value(ConfigType::Int, "\u{a0}7").is_err());
     }
 
     #[test]

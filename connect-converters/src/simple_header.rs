@@ -51,17 +51,12 @@ impl HeaderConverter for SimpleHeaderConverter {
         let Some(bytes) = bytes else {
             return Ok(SchemaAndValue::NULL);
         };
-        // Java decodes leniently; bytes that are not UTF-8 stay BYTES, as
-        // Kafka does when parsing fails.
-        let Ok(text) = std::str::from_utf8(bytes) else {
-            return Ok(SchemaAndValue::new(
-                Some(Schema::bytes()),
-                Value::Bytes(bytes::Bytes::copy_from_slice(bytes)),
-            ));
-        };
+        // As Java's `new String(bytes, UTF_8)`: bytes that are not UTF-8
+        // decode to U+FFFD, and the text is parsed like any other.
+        let text = String::from_utf8_lossy(bytes);
         if text.is_empty() {
             return Ok(SchemaAndValue::new(Some(Schema::string()), Value::from("")));
         }
-        Ok(parse_string(text))
+        Ok(parse_string(&text))
     }
 }

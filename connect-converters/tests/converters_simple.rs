@@ -195,9 +195,10 @@ fn simple_header_converter_infers_types() {
         c.from_connect_header("t", "h", None, &Value::Null).unwrap(),
         None
     );
-    // Not UTF-8: kept as BYTES.
+    // Not UTF-8: decoded as Java decodes, with U+FFFD, into a STRING.
     let raw = c.to_connect_header("t", "h", Some(&[0xff, 0xfe])).unwrap();
-    assert_eq!(raw.value, Value::Bytes(vec![0xff, 0xfe].into()));
+    assert_eq!(raw.value, Value::from("\u{fffd}\u{fffd}"));
+    assert_eq!(raw.schema.map(|s| s.ty()), Some(connect_api::Type::String));
 }
 
 /// StringConverter and SimpleHeaderConverter write floats as Java's
