@@ -1245,14 +1245,6 @@ fn known_differences() -> Vec<Known> {
         "validate sink no topics",
     ];
     const PLUGIN_CONFIG: &[&str] = &["plugin config", "plugin config alias"];
-    const VALIDATE_AND_PLUGIN_CONFIG: &[&str] = &[
-        "validate valid",
-        "validate invalid",
-        "validate sink valid",
-        "validate sink no topics",
-        "plugin config",
-        "plugin config alias",
-    ];
     const STATUS: &[&str] = &[
         "list expanded",
         "status",
@@ -1268,16 +1260,6 @@ fn known_differences() -> Vec<Known> {
         "restart failed only",
     ];
     vec![
-        Known {
-            id: "D1 order_in_group",
-            labels: VALIDATE_AND_PLUGIN_CONFIG,
-            lines: &[
-                r"/definition/order: only ours has it",
-                r"/definition/order_in_group: only Kafka has it",
-                r"^body/array of named/\[[^\]]+\]/order: only ours has it",
-                r"^body/array of named/\[[^\]]+\]/order_in_group: only Kafka has it",
-            ],
-        },
         Known {
             id: "D2 plugin config lists only the plugin's own keys",
             labels: PLUGIN_CONFIG,

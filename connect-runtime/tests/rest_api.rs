@@ -493,7 +493,7 @@ async fn root_health_plugins_and_unknown_routes() {
     assert_eq!(topic["required"], true);
     assert_eq!(topic["importance"], "HIGH");
     assert_eq!(topic["group"], "Counter");
-    assert_eq!(topic["order"], 1);
+    assert_eq!(topic["order_in_group"], 1);
     // KIP-769: transforms, predicates and converters too.
     for (plugin, key) in [
         (
@@ -554,7 +554,7 @@ async fn validate_returns_config_infos_even_when_invalid() {
             "importance",
             "documentation",
             "group",
-            "order",
+            "order_in_group",
             "width",
             "display_name",
             "dependents",

@@ -87,7 +87,8 @@ fn definition(key: &ConfigKey) -> Value {
         "importance": key.importance.name(),
         "documentation": key.documentation,
         "group": key.group,
-        "order": if key.group.is_some() { key.order_in_group } else { -1 },
+        // Kafka 4.x writes `order_in_group` (3.x wrote `order`).
+        "order_in_group": if key.group.is_some() { key.order_in_group } else { -1 },
         "width": key.width.name(),
         "display_name": if key.display_name.is_empty() { key.name.as_str() } else { key.display_name.as_str() },
         "dependents": key.dependents,
@@ -99,7 +100,7 @@ fn definition(key: &ConfigKey) -> Value {
 fn loose_definition(name: &str) -> Value {
     json!({
         "name": name, "type": "STRING", "required": false, "default_value": null,
-        "importance": "LOW", "documentation": "", "group": null, "order": -1,
+        "importance": "LOW", "documentation": "", "group": null, "order_in_group": -1,
         "width": "NONE", "display_name": name, "dependents": [],
     })
 }
