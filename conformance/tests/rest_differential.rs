@@ -1291,14 +1291,6 @@ fn known_differences() -> Vec<Known> {
             ],
         },
         Known {
-            id: "D6 topics.regex error of a sink without topics",
-            labels: &["validate sink no topics"],
-            lines: &[
-                r#"^body/configs/array of named/\[topics\.regex\]/value/errors: Kafka has 1 elements \["<string>"\], ours 0 \[\]$"#,
-                r"^body/error_count: Kafka 2, ours 1$",
-            ],
-        },
-        Known {
             id: "D7 version in status",
             labels: STATUS,
             lines: &[r#"/version: only Kafka has it \("<string>"\)$"#],

@@ -223,20 +223,24 @@ pub fn sink_topics(config: &ConfigMap) -> Vec<String> {
 }
 
 /// Check the rules Kafka applies to a sink config across keys: exactly one
-/// of `topics` / `topics.regex`, and a DLQ topic that is not consumed.
-pub fn check_sink_topics(config: &ConfigMap) -> std::result::Result<(), (String, String)> {
+/// of `topics` / `topics.regex`, and a DLQ topic that is not consumed. An
+/// error names every key it concerns (as Kafka, both `topics` and
+/// `topics.regex` when neither or both are set) and the message.
+pub fn check_sink_topics(
+    config: &ConfigMap,
+) -> std::result::Result<(), (Vec<&'static str>, String)> {
     let topics = sink_topics(config);
     let regex = config.get("topics.regex").map(|r| r.trim()).unwrap_or("");
     match (topics.is_empty(), regex.is_empty()) {
         (true, true) => {
             return Err((
-                "topics".into(),
+                vec!["topics", "topics.regex"],
                 "Must configure one of topics or topics.regex".into(),
             ))
         }
         (false, false) => {
             return Err((
-                "topics".into(),
+                vec!["topics", "topics.regex"],
                 "topics and topics.regex are mutually exclusive options, but both are set.".into(),
             ))
         }
@@ -245,7 +249,7 @@ pub fn check_sink_topics(config: &ConfigMap) -> std::result::Result<(), (String,
     if !regex.is_empty() {
         if let Err(e) = regex::Regex::new(regex) {
             return Err((
-                "topics.regex".into(),
+                vec!["topics.regex"],
                 format!("not a valid regular expression: {e}"),
             ));
         }
@@ -260,7 +264,7 @@ pub fn check_sink_topics(config: &ConfigMap) -> std::result::Result<(), (String,
                 && regex::Regex::new(&format!("^(?:{regex})$")).is_ok_and(|r| r.is_match(dlq)));
         if consumed {
             return Err((
-                "errors.deadletterqueue.topic.name".into(),
+                vec!["errors.deadletterqueue.topic.name"],
                 format!("The DLQ topic '{dlq}' may not be included in the list of topics ('topics={}') or match the topics regex ('topics.regex={regex}') consumed by the connector", topics.join(",")),
             ));
         }
@@ -326,12 +330,14 @@ mod tests {
         assert!(check_sink_topics(&props(&[("topics.regex", "a.*")])).is_ok());
         assert!(check_sink_topics(&props(&[])).is_err());
         assert!(check_sink_topics(&props(&[("topics", "a"), ("topics.regex", "b")])).is_err());
-        let (key, _) = check_sink_topics(&props(&[
+        let (keys, _) = check_sink_topics(&props(&[
             ("topics", "a,dlq"),
             ("errors.deadletterqueue.topic.name", "dlq"),
         ]))
         .unwrap_err();
-        assert_eq!(key, "errors.deadletterqueue.topic.name");
+        assert_eq!(keys, ["errors.deadletterqueue.topic.name"]);
+        let (keys, _) = check_sink_topics(&props(&[])).unwrap_err();
+        assert_eq!(keys, ["topics", "topics.regex"], "as Kafka: both keys");
         assert!(check_sink_topics(&props(&[
             ("topics.regex", "d.*"),
             ("errors.deadletterqueue.topic.name", "dlq"),

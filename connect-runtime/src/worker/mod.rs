@@ -351,8 +351,10 @@ impl Worker {
             push_error(&mut reports, &key, e.to_string());
         }
         if plugin.kind == ConnectorType::Sink {
-            if let Err((key, msg)) = check_sink_topics(config) {
-                push_error(&mut reports, &key, msg);
+            if let Err((keys, msg)) = check_sink_topics(config) {
+                for key in keys {
+                    push_error(&mut reports, key, msg.clone());
+                }
             }
         }
         Ok((plugin.class.clone(), reports))
