@@ -1245,20 +1245,6 @@ fn known_differences() -> Vec<Known> {
         "validate sink no topics",
     ];
     const PLUGIN_CONFIG: &[&str] = &["plugin config", "plugin config alias"];
-    const STATUS: &[&str] = &[
-        "list expanded",
-        "status",
-        "task status",
-        "sink status",
-        "status paused",
-        "restart with tasks",
-        "restart only failed",
-        "status stopped",
-        "status failed connector",
-        "status failed task",
-        "failed task status",
-        "restart failed only",
-    ];
     vec![
         Known {
             id: "D2 plugin config lists only the plugin's own keys",
@@ -1289,11 +1275,6 @@ fn known_differences() -> Vec<Known> {
             lines: &[
                 r"^body/configs/array of named/\[(config\.action\.reload|errors\.tolerance)\]/value/recommended_values: Kafka has 0 elements \[\], ours 2 ",
             ],
-        },
-        Known {
-            id: "D7 version in status",
-            labels: STATUS,
-            lines: &[r#"/version: only Kafka has it \("<string>"\)$"#],
         },
         Known {
             id: "D8 task.class in task configs",

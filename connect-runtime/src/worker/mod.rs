@@ -83,6 +83,9 @@ pub struct StateInfo {
     pub state: String,
     /// The worker running it.
     pub worker_id: String,
+    /// The connector plugin's version (KIP-891), as Kafka 4.x reports it
+    /// with every state.
+    pub version: String,
     /// Why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
@@ -120,6 +123,8 @@ struct RunningTask {
 struct Entry {
     config: ConfigMap,
     kind: ConnectorType,
+    /// The plugin's `version()`, for statuses.
+    version: String,
     target: TargetState,
     instance: Option<AnyConnector>,
     task_configs: Vec<ConfigMap>,
@@ -402,6 +407,7 @@ impl Worker {
         let mut entry = Entry {
             config,
             kind: plugin.kind,
+            version: plugin.create().as_connector_ref().version(),
             target: initial,
             instance: None,
             task_configs: Vec::new(),
@@ -428,8 +434,8 @@ impl Worker {
                 .config
                 .get("connector.class")
                 .map_or("", |c| c.trim());
-            let kind = match self.inner.plugins.connector(class) {
-                Ok(plugin) => plugin.kind,
+            let (kind, version) = match self.inner.plugins.connector(class) {
+                Ok(plugin) => (plugin.kind, plugin.create().as_connector_ref().version()),
                 Err(e) => {
                     tracing::error!(connector = %name, error = %e, "cannot start a stored connector");
                     self.inner
@@ -441,6 +447,7 @@ impl Worker {
             let mut entry = Entry {
                 config: stored.config,
                 kind,
+                version,
                 target: stored.target,
                 instance: None,
                 task_configs: stored.task_configs,
@@ -481,11 +488,12 @@ impl Worker {
             .await?;
         self.stop_connector(name, entry).await;
         entry.config = config;
-        entry.kind = self
+        let plugin = self
             .inner
             .plugins
-            .connector(&entry.config["connector.class"])?
-            .kind;
+            .connector(&entry.config["connector.class"])?;
+        entry.kind = plugin.kind;
+        entry.version = plugin.create().as_connector_ref().version();
         self.start_connector(name, entry).await;
         Ok((self.info_of(name, entry), false))
     }
@@ -748,6 +756,7 @@ impl Worker {
             connector: StateInfo {
                 state: state.name().to_string(),
                 worker_id: self.worker_id().to_string(),
+                version: entry.version.clone(),
                 trace,
             },
             // Every task the connector has, also those that failed to
@@ -760,6 +769,7 @@ impl Worker {
                         state: StateInfo {
                             state: state.name().to_string(),
                             worker_id: self.worker_id().to_string(),
+                            version: entry.version.clone(),
                             trace,
                         },
                     }
