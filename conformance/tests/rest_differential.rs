@@ -1282,17 +1282,6 @@ fn known_differences() -> Vec<Known> {
             lines: &[r#"^body\[0\]/config/task\.class: only Kafka has it \("<string>"\)$"#],
         },
         Known {
-            id: "D9 no /topics endpoints",
-            labels: &["topics", "topics reset running", "topics reset stopped"],
-            lines: &[
-                r"^status: Kafka 20[02], ours 404$",
-                r"^body/error_code: only ours has it \(404\)$",
-                r#"^body/message: only ours has it \("<string>"\)$"#,
-                r#"^body/\{src\}: only Kafka has it \(\{"topics":\[\]\}\)$"#,
-                r#"^body: Kafka "<empty>", ours \{"error_code":404,"message":"<string>"\}$"#,
-            ],
-        },
-        Known {
             id: "D10 Kafka answers 500 to bad request bodies",
             labels: &[
                 "validate malformed",

@@ -118,6 +118,12 @@ pub trait Herder: Send + Sync + 'static {
     /// Restart one task.
     async fn restart_task(&self, name: &str, task: u32) -> Result<()>;
 
+    /// The topics `name` used (KIP-558), sorted.
+    async fn connector_topics(&self, name: &str) -> Result<Vec<String>>;
+
+    /// Forget the topics `name` used (KIP-558).
+    async fn reset_connector_topics(&self, name: &str) -> Result<()>;
+
     /// The offsets of `name` (`GET /connectors/{name}/offsets`).
     async fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets>;
 
@@ -208,6 +214,12 @@ impl Herder for Worker {
     }
     async fn restart_task(&self, name: &str, task: u32) -> Result<()> {
         Worker::restart_task(self, name, task).await
+    }
+    async fn connector_topics(&self, name: &str) -> Result<Vec<String>> {
+        Worker::connector_topics(self, name).await
+    }
+    async fn reset_connector_topics(&self, name: &str) -> Result<()> {
+        Worker::reset_connector_topics(self, name).await
     }
     async fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets> {
         Worker::connector_offsets(self, name).await
@@ -303,6 +315,12 @@ impl<H: Herder + ?Sized> Herder for Arc<H> {
     }
     async fn restart_task(&self, name: &str, task: u32) -> Result<()> {
         (**self).restart_task(name, task).await
+    }
+    async fn connector_topics(&self, name: &str) -> Result<Vec<String>> {
+        (**self).connector_topics(name).await
+    }
+    async fn reset_connector_topics(&self, name: &str) -> Result<()> {
+        (**self).reset_connector_topics(name).await
     }
     async fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets> {
         (**self).connector_offsets(name).await

@@ -70,6 +70,12 @@ impl fmt::Display for TaskId {
 pub trait StatusListener: Send + Sync {
     /// Task `id` entered `state` (`trace` explains a failure).
     fn task_state(&self, id: &TaskId, state: State, trace: Option<String>);
+
+    /// Task `id` wrote to or read from `topic` (KIP-558 active topics);
+    /// called once per topic per task run, not per record.
+    fn topic_active(&self, id: &TaskId, topic: &str) {
+        let _ = (id, topic);
+    }
 }
 
 /// Where connector and task states are kept: the seam Kafka calls
@@ -99,6 +105,11 @@ pub trait StatusStore: StatusListener {
     fn task(&self, id: &TaskId) -> (State, Option<String>);
     /// Forget connector `name` and all its tasks (it was deleted).
     fn forget(&self, name: &str);
+    /// The topics connector `name` used since it was created or its topics
+    /// were last reset (`GET /connectors/{name}/topics`), sorted.
+    fn topics(&self, name: &str) -> Vec<String>;
+    /// Forget the topics connector `name` used (`PUT .../topics/reset`).
+    fn reset_topics(&self, name: &str);
 }
 
 type States<K> = std::sync::Mutex<std::collections::HashMap<K, (State, Option<String>)>>;
@@ -108,6 +119,7 @@ type States<K> = std::sync::Mutex<std::collections::HashMap<K, (State, Option<St
 pub struct MemoryStatusStore {
     connectors: States<String>,
     tasks: States<TaskId>,
+    topics: std::sync::Mutex<std::collections::HashMap<String, std::collections::BTreeSet<String>>>,
 }
 
 /// The map behind `lock`, also after a panic elsewhere poisoned it: every
@@ -121,6 +133,13 @@ fn locked<K>(
 impl StatusListener for MemoryStatusStore {
     fn task_state(&self, id: &TaskId, state: State, trace: Option<String>) {
         locked(&self.tasks).insert(id.clone(), (state, trace));
+    }
+    fn topic_active(&self, id: &TaskId, topic: &str) {
+        let mut topics = self.topics.lock().unwrap_or_else(|e| e.into_inner());
+        topics
+            .entry(id.connector.clone())
+            .or_default()
+            .insert(topic.to_string());
     }
 }
 
@@ -143,5 +162,17 @@ impl StatusStore for MemoryStatusStore {
     fn forget(&self, name: &str) {
         locked(&self.connectors).remove(name);
         locked(&self.tasks).retain(|id, _| id.connector != name);
+        self.reset_topics(name);
+    }
+    fn topics(&self, name: &str) -> Vec<String> {
+        let topics = self.topics.lock().unwrap_or_else(|e| e.into_inner());
+        topics
+            .get(name)
+            .map(|t| t.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+    fn reset_topics(&self, name: &str) {
+        let mut topics = self.topics.lock().unwrap_or_else(|e| e.into_inner());
+        topics.remove(name);
     }
 }

@@ -1262,6 +1262,27 @@ async fn loggers() {
     f.stop().await;
 }
 
+/// KIP-558: the topics a connector used, and their reset.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn active_topics_are_tracked_and_reset() {
+    let f = Fixture::start().await;
+    assert_eq!(f.create_source("src", "orders").await.status, 201);
+    assert_eq!(f.create_sink("snk", "orders").await.status, 201);
+    for name in ["src", "snk"] {
+        let path = format!("/connectors/{name}/topics");
+        eventually(&format!("{name} using 'orders'"), || async {
+            f.call("GET", &path, None).await.body == json!({ name: { "topics": ["orders"] } })
+        })
+        .await;
+    }
+    let reset = f.call("PUT", "/connectors/snk/topics/reset", None).await;
+    assert_eq!(reset.status, 202, "{}", reset.body);
+    let after = f.call("GET", "/connectors/snk/topics", None).await;
+    assert_eq!(after.body, json!({"snk": {"topics": []}}));
+    let unknown = f.call("GET", "/connectors/nope/topics", None).await;
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_are_served_in_prometheus_text_format() {
     let f = Fixture::start().await;
@@ -1447,6 +1468,12 @@ impl Herder for ReadOnlyHerder {
     }
     async fn restart_task(&self, _: &str, _: u32) -> connect_api::Result<()> {
         self.refuse("restart_task")
+    }
+    async fn connector_topics(&self, name: &str) -> connect_api::Result<Vec<String>> {
+        self.read("connector_topics").connector_topics(name).await
+    }
+    async fn reset_connector_topics(&self, _: &str) -> connect_api::Result<()> {
+        self.refuse("reset_connector_topics")
     }
     async fn connector_offsets(&self, name: &str) -> connect_api::Result<ConnectorOffsets> {
         self.read("connector_offsets").connector_offsets(name).await

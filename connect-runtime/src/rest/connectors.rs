@@ -397,6 +397,24 @@ pub(super) async fn restart_task(
 
 /// KIP-745: 204 when only the connector restarts, else 202 with the restart
 /// plan (what restarts shows RESTARTING).
+/// `GET /connectors/{name}/topics` (KIP-558): `{"<name>": {"topics": [...]}}`.
+pub(super) async fn topics(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let topics = state.herder.connector_topics(&name).await?;
+    Ok(Json(json!({ name: { "topics": topics } })))
+}
+
+/// `PUT /connectors/{name}/topics/reset` (KIP-558): 202, no body.
+pub(super) async fn reset_topics(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+) -> ApiResult<StatusCode> {
+    state.herder.reset_connector_topics(&name).await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
 pub(super) async fn restart(
     State(state): State<Shared>,
     Path(name): Path<String>,

@@ -101,6 +101,11 @@ fn routes(state: Shared) -> Router {
             post(connectors::restart_task),
         )
         .route("/connectors/{name}/restart", post(connectors::restart))
+        .route("/connectors/{name}/topics", get(connectors::topics))
+        .route(
+            "/connectors/{name}/topics/reset",
+            put(connectors::reset_topics),
+        )
         .route("/connectors/{name}/pause", put(connectors::pause))
         .route("/connectors/{name}/resume", put(connectors::resume))
         .route("/connectors/{name}/stop", put(connectors::stop))

@@ -410,6 +410,11 @@ impl WorkerSinkTask {
                 Ok(None) => {}
                 Ok(Some(ConsumerEvent::Assigned(tps))) => {
                     self.membership.assigned(&id, &tps);
+                    // KIP-558: the topics the task reads are active.
+                    let topics: BTreeSet<&str> = tps.iter().map(|tp| &*tp.topic).collect();
+                    for topic in topics {
+                        self.status.topic_active(&id, topic);
+                    }
                     self.assigned.extend(tps.iter().cloned());
                     self.settings
                         .metrics

@@ -40,6 +40,10 @@ pub fn worker_config_def() -> ConfigDef {
             .doc("Whether source connectors may create their topics (topic.creation.* connector keys)."))
         .define(ConfigKey::new("group.id", ConfigType::String).optional().importance(Importance::Low).group(G, 13)
             .doc("Distributed mode only; accepted and unused by the standalone worker."))
+        .define(ConfigKey::new("topic.tracking.enable", ConfigType::Boolean).default(true).importance(Importance::Low).group(G, 14)
+            .doc("Track the topics each connector uses (GET /connectors/{name}/topics, KIP-558)."))
+        .define(ConfigKey::new("topic.tracking.allow.reset", ConfigType::Boolean).default(true).importance(Importance::Low).group(G, 15)
+            .doc("Allow PUT /connectors/{name}/topics/reset."))
 }
 
 /// Legacy keys Kafka still accepts with a deprecation warning.
@@ -129,6 +133,18 @@ impl WorkerConfig {
     /// `listeners`.
     pub fn listeners(&self) -> &[String] {
         self.parsed.get_list("listeners").unwrap_or(&[])
+    }
+    /// `topic.creation.enable`.
+    /// `topic.tracking.enable` and `topic.tracking.allow.reset`.
+    pub fn topic_tracking(&self) -> (bool, bool) {
+        (
+            self.parsed
+                .get_bool("topic.tracking.enable")
+                .unwrap_or(true),
+            self.parsed
+                .get_bool("topic.tracking.allow.reset")
+                .unwrap_or(true),
+        )
     }
     /// `topic.creation.enable`.
     pub fn topic_creation_enabled(&self) -> bool {

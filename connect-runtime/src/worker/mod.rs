@@ -517,6 +517,43 @@ impl Worker {
         self.inner.connectors.lock().await.keys().cloned().collect()
     }
 
+    /// The topics `name` used since it was created or they were reset
+    /// (KIP-558), sorted; an error when `topic.tracking.enable` is off.
+    pub async fn connector_topics(&self, name: &str) -> Result<Vec<String>> {
+        if !self.inner.connectors.lock().await.contains_key(name) {
+            return Err(not_found(name));
+        }
+        if !self.inner.config.topic_tracking().0 {
+            return Err(ConnectError::config(
+                "topic.tracking.enable",
+                "Topic tracking is disabled.",
+            ));
+        }
+        Ok(self.inner.status.topics(name))
+    }
+
+    /// Forget the topics `name` used (KIP-558); an error when
+    /// `topic.tracking.enable` or `topic.tracking.allow.reset` is off.
+    pub async fn reset_connector_topics(&self, name: &str) -> Result<()> {
+        if !self.inner.connectors.lock().await.contains_key(name) {
+            return Err(not_found(name));
+        }
+        match self.inner.config.topic_tracking() {
+            (false, _) => Err(ConnectError::config(
+                "topic.tracking.enable",
+                "Topic tracking is disabled.",
+            )),
+            (true, false) => Err(ConnectError::config(
+                "topic.tracking.allow.reset",
+                "Topic tracking reset is disabled.",
+            )),
+            (true, true) => {
+                self.inner.status.reset_topics(name);
+                Ok(())
+            }
+        }
+    }
+
     /// Config and tasks of `name`.
     pub async fn connector_info(&self, name: &str) -> Result<ConnectorInfo> {
         let map = self.inner.connectors.lock().await;

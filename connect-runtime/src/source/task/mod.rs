@@ -143,6 +143,10 @@ pub struct WorkerSourceTask {
     control: watch::Receiver<TargetState>,
     known_topics: HashSet<Arc<str>>,
     last_topic: Option<Arc<str>>,
+    /// Topics this run wrote to, told to the status store once each
+    /// (KIP-558), and the last one (most records go to one topic).
+    active_topics: HashSet<Arc<str>>,
+    last_active: Option<Arc<str>>,
     /// Topics the producer has written a record of this task to. Until
     /// then a record keeps its copy after the send even when records are
     /// let go once sent: a topic that does not exist fails the delivery,
@@ -225,6 +229,8 @@ impl WorkerSourceTask {
             control,
             known_topics: HashSet::new(),
             last_topic: None,
+            active_topics: HashSet::new(),
+            last_active: None,
             delivered_topics: HashSet::new(),
             last_delivered: None,
             missing_topic_logged: None,
@@ -554,6 +560,7 @@ impl WorkerSourceTask {
     /// The producer has `record`: keep it with its submission until the ack,
     /// or let it go (`release`, as decided at submit).
     fn sent(&mut self, token: u64, record: SourceRecord, release: bool) {
+        self.topic_active(&record.record.topic);
         if !release {
             self.tracker.attach(token, record);
         }

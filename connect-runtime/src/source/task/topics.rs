@@ -44,6 +44,22 @@ impl WorkerSourceTask {
         }
     }
 
+    /// Tell the status store the first time this run writes to `topic`
+    /// (KIP-558 active topics): a pointer comparison for most records.
+    pub(super) fn topic_active(&mut self, topic: &Arc<str>) {
+        if self
+            .last_active
+            .as_ref()
+            .is_some_and(|t| Arc::ptr_eq(t, topic))
+        {
+            return;
+        }
+        if self.active_topics.insert(topic.clone()) {
+            self.status.topic_active(&self.settings.id, topic);
+        }
+        self.last_active = Some(topic.clone());
+    }
+
     /// Whether `topic` needs no creation step (seen before, or the last one).
     pub(super) fn topic_known(&self, topic: &Arc<str>) -> bool {
         self.last_topic
