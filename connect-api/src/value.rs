@@ -216,9 +216,10 @@ impl PartialEq for Value {
             (Int16(a), Int16(b)) => a == b,
             (Int32(a), Int32(b)) => a == b,
             (Int64(a), Int64(b)) => a == b,
-            // Bitwise for floats so NaN equals NaN, as Java's Float.equals.
-            (Float32(a), Float32(b)) => a.to_bits() == b.to_bits() || a == b,
-            (Float64(a), Float64(b)) => a.to_bits() == b.to_bits() || a == b,
+            // NaN equals NaN whatever its payload, as Java's Float.equals
+            // (which compares canonical bits); unlike Java, 0.0 equals -0.0.
+            (Float32(a), Float32(b)) => a == b || (a.is_nan() && b.is_nan()),
+            (Float64(a), Float64(b)) => a == b || (a.is_nan() && b.is_nan()),
             (Boolean(a), Boolean(b)) => a == b,
             (String(a), String(b)) => a == b,
             (Bytes(a), Bytes(b)) => a == b,

@@ -87,6 +87,14 @@ fn floats_compare_as_java_float_equals() {
     assert_eq!(Value::Float64(0.1 + 0.2), Value::Float64(0.1 + 0.2));
     assert_ne!(Value::Float64(0.1 + 0.2), Value::Float64(0.3));
     assert_ne!(Value::Float32(1.0), Value::Float64(1.0));
+    // Java's Float.equals compares canonical bits: every NaN is equal,
+    // whatever its payload (0/0 gives a negative NaN on x86).
+    let other_nan = f64::from_bits(0xfff8_0000_0000_0001);
+    assert!(other_nan.is_nan());
+    assert_eq!(Value::Float64(other_nan), Value::Float64(f64::NAN));
+    let other_nan32 = f32::from_bits(0xffc0_0001);
+    assert!(other_nan32.is_nan());
+    assert_eq!(Value::Float32(other_nan32), Value::Float32(f32::NAN));
 }
 
 #[test]
