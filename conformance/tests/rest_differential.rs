@@ -1236,6 +1236,29 @@ struct Known {
     lines: &'static [&'static str],
 }
 
+/// Whether `diff` says no more than that one side lists plain converters
+/// (`"type":"converter"`) in `GET /connector-plugins?connectorsOnly=false`.
+/// Kafka's own answer varies there between checkouts: its classpath scan
+/// follows the order the JVM expands `lib/*` in, which is the directory's,
+/// and on a fresh clone it has reported no plain converter at all. Ours
+/// always lists them; nothing else about that call is let through.
+fn only_plain_converters_differ(diff: &str) -> bool {
+    let Some(rest) = diff.strip_prefix("body/distinct member shapes: Kafka has ") else {
+        return false;
+    };
+    let Some((kafka, ours)) = rest.split_once(", ours ") else {
+        return false;
+    };
+    let shapes = |side: &str| -> Option<String> {
+        let list = &side[side.find('[')?..=side.rfind(']')?];
+        Some(
+            list.replace(r#"{"version":"<string>","type":"converter"},"#, "")
+                .replace(r#",{"version":"<string>","type":"converter"}"#, ""),
+        )
+    };
+    matches!((shapes(kafka), shapes(ours)), (Some(k), Some(o)) if k == o)
+}
+
 /// Every difference listed in conformance/REST_DIFFERENCES.md, by its id.
 fn known_differences() -> Vec<Known> {
     const VALIDATE: &[&str] = &[
@@ -1433,7 +1456,11 @@ async fn rest_calls_agree_with_kafka_connect() {
     let mut known_seen = BTreeSet::new();
     let mut agreed = 0;
     for o in &outcomes {
-        let diffs = o.differences();
+        let diffs: Vec<String> = o
+            .differences()
+            .into_iter()
+            .filter(|d| !(o.label == "plugins all" && only_plain_converters_differ(d)))
+            .collect();
         dump.push_str(&format!(
             "=== {} [{}]\nKafka: {} {}\nours:  {} {}\n",
             o.request,
@@ -1526,4 +1553,14 @@ fn clip_body(b: &Body) -> String {
         Body::Text(t) => format!("text {:?}", &t[..t.floor_char_boundary(200)]),
         Body::Json(j) => clip(j),
     }
+}
+
+#[test]
+fn a_missing_plain_converter_list_is_the_only_thing_let_through() {
+    let seen_in_ci = r#"body/distinct member shapes: Kafka has 5 elements [{"version":"<string>","type":"header_converter"},{"version":"<string>","type":"predicate"},{"version":"<string>","type":"sink"},{"version":"<string>","type":"source"},{"version":"<string>","type":"transformation"}], ours 6 [{"version":"<string>","type":"converter"},{"version":"<string>","type":"header_converter"},{"version":"<string>","type":"predicate"},{"version":"<string>","type":"sink"},{"version":"<string>","type":"source"},{"version":"<string>","type":"transformation"}]"#;
+    assert!(only_plain_converters_differ(seen_in_ci));
+    let predicate_missing =
+        seen_in_ci.replacen(r#"{"version":"<string>","type":"predicate"},"#, "", 1);
+    assert!(!only_plain_converters_differ(&predicate_missing));
+    assert!(!only_plain_converters_differ("status: Kafka 200, ours 404"));
 }
