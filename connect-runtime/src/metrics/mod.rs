@@ -58,7 +58,7 @@ impl AvgMax {
 /// long.
 const RATE_WINDOW: Duration = Duration::from_secs(30);
 
-/// A counter's per-second rate over the last [`RATE_WINDOW`], from samples
+/// A counter's per-second rate over about the last 30 s, from samples
 /// taken when the metrics are read (never on the record path).
 #[derive(Debug, Default)]
 pub struct RateWindow {
