@@ -36,7 +36,7 @@ fn setup() -> &'static (tokio::runtime::Runtime, Router) {
             .enable_all()
             .build()
             .expect("runtime");
-        let props = ConfigMap::from([
+        let props = connect_api::ConfigMap::from([
             (
                 "key.converter",
                 "org.apache.kafka.connect.json.JsonConverter",
