@@ -26,7 +26,7 @@ macro_rules! say {
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Instant, SystemTime};
 
@@ -2841,76 +2841,6 @@ fn skip(why: &str) {
     say!("==================================================================");
 }
 
-fn newest_mtime(path: &Path) -> Option<SystemTime> {
-    let meta = std::fs::metadata(path).ok()?;
-    let mut newest = meta.modified().ok()?;
-    if meta.is_dir() {
-        for entry in std::fs::read_dir(path).ok()?.flatten() {
-            if let Some(t) = newest_mtime(&entry.path()) {
-                newest = newest.max(t);
-            }
-        }
-    }
-    Some(newest)
-}
-
-fn runs(cmd: &str, arg: &str) -> bool {
-    Command::new(cmd)
-        .arg(arg)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// The judge's jar, built with Maven when missing or older than its sources.
-fn judge_jar() -> Result<PathBuf, String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("java");
-    let jar = dir.join("target").join("conformance-judge.jar");
-    if !runs("java", "-version") {
-        return Err("`java` is not installed (Java 17+ is needed)".into());
-    }
-    let sources = newest_mtime(&dir.join("pom.xml"))
-        .into_iter()
-        .chain(newest_mtime(&dir.join("src")))
-        .max();
-    let built = std::fs::metadata(&jar).and_then(|m| m.modified()).ok();
-    let fresh = matches!((built, sources), (Some(b), Some(s)) if b >= s)
-        && dir.join("target").join("lib").is_dir();
-    if fresh {
-        return Ok(jar);
-    }
-    if !runs("mvn", "-v") {
-        return Err(format!(
-            "{} is missing or stale and `mvn` is not installed",
-            jar.display()
-        ));
-    }
-    let started = Instant::now();
-    say!(
-        "conformance: building the judge: mvn -q -B package (in {})",
-        dir.display()
-    );
-    let out = Command::new("mvn")
-        .args(["-q", "-B", "package"])
-        .current_dir(&dir)
-        .output()
-        .map_err(|e| format!("cannot run mvn: {e}"))?;
-    if !out.status.success() || !jar.is_file() {
-        return Err(format!(
-            "`mvn -q -B package` failed in {}:\n{}{}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    say!(
-        "conformance: judge built in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    Ok(jar)
-}
-
 fn parse_answer(a: &Json) -> Outcome {
     if let Some(h) = a.get("harness_error") {
         return Outcome::Err(format!("HARNESS ERROR (case not readable by Kafka): {h}"));
@@ -2987,7 +2917,7 @@ fn ask_java(jar: &Path, lines: Vec<String>) -> Vec<Json> {
 #[test]
 fn kafka_connect_4_4_is_the_judge() {
     let jar_started = Instant::now();
-    let jar = match judge_jar() {
+    let jar = match connect_conformance::maven_jar("java", "conformance-judge.jar") {
         Ok(j) => j,
         Err(why) => return skip(&why),
     };

@@ -409,74 +409,6 @@ fn skip(why: &str) {
     say!("==================================================================");
 }
 
-fn newest_mtime(path: &Path) -> Option<SystemTime> {
-    let meta = std::fs::metadata(path).ok()?;
-    let mut newest = meta.modified().ok()?;
-    if meta.is_dir() {
-        for entry in std::fs::read_dir(path).ok()?.flatten() {
-            if let Some(t) = newest_mtime(&entry.path()) {
-                newest = newest.max(t);
-            }
-        }
-    }
-    Some(newest)
-}
-
-fn runs(cmd: &str, arg: &str) -> bool {
-    Command::new(cmd)
-        .arg(arg)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// `conformance/rest-java`, built with Maven when its jar is missing or
-/// older than its sources.
-fn java_project() -> std::result::Result<PathBuf, String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rest-java");
-    let jar = dir.join("target").join("rest-conformance.jar");
-    if !runs("java", "-version") {
-        return Err("`java` is not installed (Java 17+ is needed)".into());
-    }
-    let sources = newest_mtime(&dir.join("pom.xml"))
-        .into_iter()
-        .chain(newest_mtime(&dir.join("src")))
-        .max();
-    let built = std::fs::metadata(&jar).and_then(|m| m.modified()).ok();
-    let fresh = matches!((built, sources), (Some(b), Some(s)) if b >= s)
-        && dir.join("target").join("lib").is_dir();
-    if fresh {
-        return Ok(dir);
-    }
-    if !runs("mvn", "-v") {
-        return Err(format!(
-            "{} is missing or stale and `mvn` is not installed",
-            jar.display()
-        ));
-    }
-    let started = Instant::now();
-    say!(
-        "rest conformance: building {}: mvn -q -B package",
-        dir.display()
-    );
-    let out = Command::new("mvn")
-        .args(["-q", "-B", "package"])
-        .current_dir(&dir)
-        .output()
-        .map_err(|e| format!("cannot run mvn: {e}"))?;
-    if !out.status.success() || !jar.is_file() {
-        return Err(format!(
-            "`mvn -q -B package` failed in {}:\n{}{}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    say!("rest conformance: built in {:.1?}", started.elapsed());
-    Ok(dir)
-}
-
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -1393,8 +1325,8 @@ async fn rest_calls_agree_with_kafka_connect() {
             return;
         }
     };
-    let project = match java_project() {
-        Ok(p) => p,
+    let project = match connect_conformance::maven_jar("rest-java", "rest-conformance.jar") {
+        Ok(_) => Path::new(env!("CARGO_MANIFEST_DIR")).join("rest-java"),
         Err(why) => return skip(&why),
     };
     let nonce = SystemTime::now()
