@@ -4,37 +4,9 @@
 
 mod common;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use common::*;
 use connect_runtime::kafka::memory::FaultKind;
 use connect_runtime::status::TargetState;
-
-/// Everything the subscriber writes, shared with the test.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    /// The captured lines that mention `task`.
-    fn lines_of(&self, task: &str) -> Vec<String> {
-        String::from_utf8_lossy(&self.0.lock().unwrap())
-            .lines()
-            .filter(|l| l.contains(task))
-            .map(str::to_string)
-            .collect()
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_error_log_names_the_failure_and_includes_the_record_only_when_asked() {
@@ -81,7 +53,7 @@ async fn the_error_log_names_the_failure_and_includes_the_record_only_when_asked
     .await;
     w.shutdown().await;
     let produce_errors: Vec<String> = captured
-        .lines_of("log-produce-0")
+        .lines_with("log-produce-0")
         .into_iter()
         .filter(|l| l.contains("Error encountered in task"))
         .collect();
@@ -94,7 +66,7 @@ async fn the_error_log_names_the_failure_and_includes_the_record_only_when_asked
 
     for (name, with_record) in [("log-bare", false), ("log-full", true)] {
         let errors: Vec<String> = captured
-            .lines_of(&format!("{name}-0"))
+            .lines_with(&format!("{name}-0"))
             .into_iter()
             .filter(|l| l.contains("Error encountered in task"))
             .collect();

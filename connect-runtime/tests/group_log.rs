@@ -5,8 +5,7 @@
 
 mod common;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
@@ -17,29 +16,6 @@ use connect_runtime::kafka::{NewTopic, Subscription};
 use connect_runtime::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
 use connect_runtime::status::{MemoryStatusStore, TargetState, TaskId};
 use connect_runtime::worker::WorkerConfig;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn lines_with(&self, needle: &str) -> Vec<String> {
-        String::from_utf8_lossy(&self.0.lock().unwrap())
-            .lines()
-            .filter(|l| l.contains(needle))
-            .map(str::to_string)
-            .collect()
-    }
-}
 
 /// A sink that takes everything and does nothing.
 struct Quiet;

@@ -581,3 +581,29 @@ impl connect_runtime::kafka::DeliverySink for NullSink {
     ) {
     }
 }
+
+/// Everything a test's tracing subscriber writes, shared with the test
+/// (`tracing_subscriber::fmt().with_writer(move || captured.clone())`).
+#[derive(Clone, Default)]
+pub(crate) struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    /// The captured lines that contain `needle`.
+    pub(crate) fn lines_with(&self, needle: &str) -> Vec<String> {
+        String::from_utf8_lossy(&self.0.lock().unwrap())
+            .lines()
+            .filter(|l| l.contains(needle))
+            .map(str::to_string)
+            .collect()
+    }
+}
