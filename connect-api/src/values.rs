@@ -49,6 +49,141 @@ pub fn convert_to_string(value: &Value) -> String {
     }
 }
 
+/// Write `value` as Java's `String.valueOf` prints the object Kafka's
+/// converters make of it (`toString`): what Kafka's `FileStreamSink` writes
+/// for a record value, for example.
+///
+/// It differs from [`convert_to_string`] for composite and temporal values:
+///
+/// | value | `String.valueOf` | `convert_to_string` |
+/// |---|---|---|
+/// | struct | `Struct{a=1,b=x}` (unset fields left out) | `{"a":1,"b":"x"}` |
+/// | array | `[1, x]` | `[1,"x"]` |
+/// | map | `{k=v, k2=v2}` | `{"k":"v","k2":"v2"}` |
+/// | Date, Time, Timestamp | `java.util.Date`'s `Thu Jan 01 00:00:00 UTC 1970` | ISO 8601 |
+///
+/// Where Java's output is not reproducible, this writes a stable form
+/// instead: bytes as base64 (Java prints an identity hash such as `[B@1b6d3586`),
+/// map entries in the map's order (a Java `HashMap` prints in hash order), and
+/// dates in UTC (Java uses the JVM's time zone). As in Java, days before
+/// 1582-10-15 are Julian calendar dates.
+///
+/// ```
+/// use connect_api::{values::java_to_string, Schema, SchemaBuilder, Struct, Value};
+///
+/// let schema = SchemaBuilder::struct_()
+///     .field("id", Schema::int32())
+///     .field("note", SchemaBuilder::string().optional().build().unwrap())
+///     .build()
+///     .unwrap();
+/// let mut row = Struct::new(schema).unwrap();
+/// row.put("id", 7).unwrap();
+/// assert_eq!(java_to_string(&Value::Struct(row)), "Struct{id=7}");
+/// assert_eq!(java_to_string(&Value::Array(vec![Value::from("a"), Value::Int32(1)])), "[a, 1]");
+/// assert_eq!(java_to_string(&Value::Timestamp(0)), "Thu Jan 01 00:00:00 UTC 1970");
+/// ```
+pub fn java_to_string(value: &Value) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = write_java_string(&mut out, value);
+    out
+}
+
+/// [`java_to_string`] into a writer (no allocation of its own).
+pub fn write_java_string(f: &mut impl Write, value: &Value) -> fmt::Result {
+    match value {
+        Value::Array(items) => {
+            f.write_char('[')?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write_java_string(f, item)?;
+            }
+            f.write_char(']')
+        }
+        Value::Map(entries) => {
+            f.write_char('{')?;
+            for (i, (k, v)) in entries.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write_java_string(f, k)?;
+                f.write_char('=')?;
+                write_java_string(f, v)?;
+            }
+            f.write_char('}')
+        }
+        Value::Struct(s) => {
+            // Java's Struct.toString: fields holding a value, no defaults.
+            f.write_str("Struct{")?;
+            let mut first = true;
+            for (field, v) in s.schema().field_list().zip(s.values()) {
+                if v.is_null() {
+                    continue;
+                }
+                if !first {
+                    f.write_char(',')?;
+                }
+                first = false;
+                f.write_str(field.name())?;
+                f.write_char('=')?;
+                write_java_string(f, v)?;
+            }
+            f.write_char('}')
+        }
+        Value::Date(days) => write_java_date(f, i64::from(*days) * MILLIS_PER_DAY),
+        Value::Time(ms) => write_java_date(f, i64::from(*ms)),
+        Value::Timestamp(ms) => write_java_date(f, *ms),
+        scalar => write_value(f, scalar, false),
+    }
+}
+
+/// 1582-10-15, the first day of the Gregorian calendar in `java.util.Date`
+/// (days since 1970-01-01); days before it are Julian calendar dates.
+const GREGORIAN_CUTOVER_DAY: i64 = -141_427;
+
+/// Days since epoch to (year, month, day) in the Julian calendar
+/// (astronomical years: 1 BC is 0).
+fn julian_from_days(days: i64) -> (i64, u32, u32) {
+    // From the Julian day number (epoch = JDN 2440588), shifted to a
+    // March-based year like `civil_from_days`.
+    let c = days + 2_440_588 + 32_082;
+    let d = (4 * c + 3).div_euclid(1461);
+    let e = c - (1461 * d).div_euclid(4);
+    let m = (5 * e + 2) / 153;
+    let day = (e - (153 * m + 2) / 5 + 1) as u32;
+    let month = (m + 3 - 12 * (m / 10)) as u32;
+    (d - 4800 + m / 10, month, day)
+}
+
+/// `java.util.Date.toString` in UTC: `EEE MMM dd HH:mm:ss zzz yyyy`.
+fn write_java_date(f: &mut impl Write, millis: i64) -> fmt::Result {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let days = millis.div_euclid(MILLIS_PER_DAY);
+    let secs = millis.rem_euclid(MILLIS_PER_DAY) / 1000;
+    let (y, m, d) = if days < GREGORIAN_CUTOVER_DAY {
+        julian_from_days(days)
+    } else {
+        civil_from_days(days)
+    };
+    // Java prints the year of its era: 1 BC is "1", not "0".
+    let y = if y > 0 { y } else { 1 - y };
+    // 1970-01-01 was a Thursday; both indexes are in range by construction.
+    let weekday = DAYS[days.rem_euclid(7) as usize];
+    let month = MONTHS[(m as usize).saturating_sub(1) % 12];
+    write!(
+        f,
+        "{weekday} {month} {d:02} {:02}:{:02}:{:02} UTC {y}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
 /// Days since epoch to (year, month, day) in the proleptic Gregorian calendar.
 pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     // Howard Hinnant's algorithm (public domain), shifted to a March-based year.
@@ -1384,6 +1519,26 @@ mod tests {
             e.to_string(),
             "Unable to convert a value of type STRING to STRUCT"
         );
+    }
+
+    #[test]
+    fn java_dates_switch_to_the_julian_calendar_before_1582_10_15() {
+        let date = |days: i32| java_to_string(&Value::Date(days));
+        assert_eq!(date(-141_427), "Fri Oct 15 00:00:00 UTC 1582");
+        assert_eq!(date(-141_428), "Thu Oct 04 00:00:00 UTC 1582");
+        // Answers of Kafka's judge (conformance/tests/java_differential.rs).
+        assert_eq!(date(-152_327), "Thu Dec 01 00:00:00 UTC 1552");
+        assert_eq!(date(-719_528), "Sat Jan 03 00:00:00 UTC 1");
+        assert_eq!(
+            java_to_string(&Value::Timestamp(-62_135_596_800_001)),
+            "Sun Jan 02 23:59:59 UTC 1"
+        );
+        assert_eq!(date(0), "Thu Jan 01 00:00:00 UTC 1970");
+        assert_eq!(date(-1), "Wed Dec 31 00:00:00 UTC 1969");
+        // No panic at the ends of the range.
+        let _ = date(i32::MIN);
+        let _ = java_to_string(&Value::Timestamp(i64::MIN));
+        let _ = java_to_string(&Value::Timestamp(i64::MAX));
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! FileStreamSink: appends each record's value to a file (or standard output).
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use connect_api::config::{ConfigKey, Importance};
 use connect_api::sink::{SinkTask, SinkTaskContext, TopicPartitionOffsets};
+use connect_api::values::write_java_string;
 use connect_api::{
     ConfigDef, ConfigMap, ConfigType, ConnectError, Connector, ConnectorContext, Result,
     SinkConnector, SinkRecord, Value,
@@ -100,10 +100,10 @@ impl SinkConnector for FileStreamSinkConnector {
 
 /// The task of [`FileStreamSinkConnector`].
 ///
-/// `put` appends one line per record: the value's string form as
-/// [`connect_api::values::convert_to_string`] renders it (a string raw, a
-/// struct as `{"a":1}`, a null value as `null`, as Kafka's
-/// `String.valueOf`). Lines go through a write buffer; `flush` (and so each
+/// `put` appends one line per record: the value as Kafka's sink prints it
+/// with Java's `String.valueOf` ([`connect_api::values::java_to_string`]: a
+/// string raw, a struct as `Struct{a=1,b=x}`, a list as `[1, 2]`, a null
+/// value as `null`). Lines go through a write buffer; `flush` (and so each
 /// offset commit) writes them out and fsyncs the file, `stop` flushes and
 /// closes it. The file is opened in append mode and created when missing,
 /// so a restart keeps earlier lines (records redelivered after a crash may
@@ -233,7 +233,7 @@ impl SinkTask for FileStreamSinkTask {
                 other => {
                     scratch.clear();
                     // Writing to a String cannot fail.
-                    let _ = write!(scratch, "{other}");
+                    let _ = write_java_string(&mut scratch, other);
                     scratch.as_str()
                 }
             };

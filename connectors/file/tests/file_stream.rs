@@ -508,25 +508,31 @@ async fn sink_writes_each_value_string_form_on_its_own_line() {
         sink_record(Some(Schema::int32()), Value::Int32(42), 1),
         sink_record(Some(schema), Value::Struct(value), 2),
         sink_record(None, Value::Null, 3),
+        sink_record(
+            None,
+            Value::Array(vec![Value::Int64(1), Value::from("b")]),
+            4,
+        ),
     ];
     task.put(&records).await.unwrap();
     task.put(&[]).await.unwrap();
     task.flush(&TopicPartitionOffsets::new()).await.unwrap();
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
-        "firest line\n42\n{\"id\":7,\"name\":\"ann\"}\nnull\n"
+        // What Kafka's sink prints: Java's toString of each value.
+        "firest line\n42\nStruct{id=7,name=ann}\nnull\n[1, b]\n"
     );
 
     // pre_commit (what the runtime calls on each offset commit) flushes too.
-    task.put(&[sink_record(None, Value::from("second line"), 4)])
+    task.put(&[sink_record(None, Value::from("second line"), 5)])
         .await
         .unwrap();
     let mut offsets = TopicPartitionOffsets::new();
-    offsets.insert(TopicPartition::new("connect-test", 0), 5);
+    offsets.insert(TopicPartition::new("connect-test", 0), 6);
     assert_eq!(task.pre_commit(offsets.clone()).await.unwrap(), offsets);
     assert!(std::fs::read_to_string(&path)
         .unwrap()
-        .ends_with("null\nsecond line\n"));
+        .ends_with("[1, b]\nsecond line\n"));
     task.stop().await.unwrap();
 }
 

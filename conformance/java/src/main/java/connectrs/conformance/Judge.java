@@ -159,6 +159,12 @@ public final class Judge {
                     answer.set("result", s == null ? JsonNodeFactory.instance.nullNode() : JsonNodeFactory.instance.textNode(s));
                     break;
                 }
+                case "java.to_string": {
+                    // What Kafka's FileStreamSink prints for a record value.
+                    SchemaAndValue sv = readEnvelope(c.get("input"));
+                    answer.set("result", JsonNodeFactory.instance.textNode(String.valueOf(sv.value())));
+                    break;
+                }
                 case "values.parse": {
                     SchemaAndValue sv = Values.parseString(c.get("text").isNull() ? null : c.get("text").asText());
                     answer.set("result", sv == null ? envelope(null, null) : envelope(sv.schema(), sv.value()));
