@@ -47,6 +47,27 @@ async fn create_topics_times_out_on_the_mock_and_is_reported_unsupported() {
     assert!(id.is_some_and(|id| !id.is_empty()));
 }
 
+/// librdkafka's destroy waits about 100 ms for the client's threads; an
+/// admin client dropped in async code must not hold the caller for it (the
+/// first `GET /` of the REST API answered 100 ms late because of this).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_an_admin_client_does_not_wait_for_librdkafka() {
+    let mock = MockKafka::start(1, &[]).unwrap();
+    for _ in 0..3 {
+        let admin = mock.cluster().admin(&ClientConfig::new()).unwrap();
+        // Connected and used, as the worker's cluster-id lookup uses it.
+        let id = admin.cluster_id(Duration::from_secs(10)).await.unwrap();
+        assert!(id.is_some());
+        let started = Instant::now();
+        drop(admin);
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_millis(50),
+            "dropping the admin client took {took:?}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pattern_subscription_matches_whole_names() {
     let mock = MockKafka::start(
