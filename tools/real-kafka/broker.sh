@@ -26,7 +26,8 @@ cmd=${1:-}
 [ $# -gt 0 ] && shift
 while [ $# -gt 0 ]; do
     case "$1" in
-        --dir) dir=$2; shift 2 ;;
+        # Absolute: the script runs Maven and the broker from other directories.
+        --dir) dir=$(realpath -m "$2"); shift 2 ;;
         --owner) owner=$2; shift 2 ;;
         *) echo "broker.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
