@@ -1,0 +1,320 @@
+//! One TCP connection to a broker: request/response in order, correlation
+//! ids, and the API versions negotiated when it opens.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_protocol::messages::ApiVersionsRequest;
+use kafka_protocol::messages::ApiVersionsResponse;
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::error::{ErrorCode, GroupError};
+use super::wire::{self, ApiVersionTable, GroupApi, HasErrorCode, Reply};
+
+/// A plaintext connection to one broker, with negotiated versions.
+///
+/// Requests go one at a time. If a request's future is dropped half way
+/// (cancelled by `select!` or a timeout), the connection is marked
+/// poisoned, because a late response would be read as the next one's.
+pub(crate) struct Connection {
+    stream: TcpStream,
+    addr: String,
+    client_id: String,
+    next_correlation: i32,
+    versions: ApiVersionTable,
+    in_flight: bool,
+}
+
+impl Connection {
+    /// Connects and negotiates versions with ApiVersions.
+    pub(crate) async fn open(
+        addr: &str,
+        client_id: &str,
+        timeout: Duration,
+    ) -> Result<Connection, GroupError> {
+        let stream = match tokio::time::timeout(timeout, TcpStream::connect(addr)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(GroupError::io(addr, e)),
+            Err(_) => {
+                return Err(GroupError::Timeout {
+                    addr: addr.to_owned(),
+                    api: "connect",
+                    after: timeout,
+                })
+            }
+        };
+        // Latency matters more than throughput for these small requests.
+        let _ = stream.set_nodelay(true);
+        let mut conn = Connection {
+            stream,
+            addr: addr.to_owned(),
+            client_id: client_id.to_owned(),
+            next_correlation: 0,
+            versions: ApiVersionTable::default(),
+            in_flight: false,
+        };
+        conn.versions = conn.negotiate(timeout).await?;
+        Ok(conn)
+    }
+
+    /// Whether the connection can take another request (no earlier one
+    /// was interrupted).
+    pub(crate) fn is_usable(&self) -> bool {
+        !self.in_flight
+    }
+
+    /// The version this connection uses for `api`.
+    pub(crate) fn version(&self, api: GroupApi) -> Result<i16, GroupError> {
+        self.versions
+            .negotiate(api)
+            .map_err(|(broker_min, broker_max)| GroupError::UnsupportedVersion {
+                addr: self.addr.clone(),
+                api: api.name(),
+                broker_min,
+                broker_max,
+                client_min: api.min_version(),
+                client_max: api.max_version(),
+            })
+    }
+
+    /// ApiVersions at v2. A broker that does not take it answers in v0
+    /// with `UNSUPPORTED_VERSION`; it is then asked again at v0, which
+    /// every broker reads.
+    async fn negotiate(&mut self, timeout: Duration) -> Result<ApiVersionTable, GroupError> {
+        let request = ApiVersionsRequest::default();
+        let mut version = GroupApi::ApiVersions.preferred_max();
+        loop {
+            let reply: Reply<ApiVersionsResponse> = self
+                .request(GroupApi::ApiVersions, version, &request, timeout)
+                .await?;
+            match reply {
+                Reply::Ok(r) => return Ok(wire::version_table(&r)),
+                Reply::Err(ErrorCode::UNSUPPORTED_VERSION, _) if version > 0 => version = 0,
+                Reply::Err(code, _) => {
+                    return Err(GroupError::Broker {
+                        api: GroupApi::ApiVersions.name(),
+                        code,
+                        message: None,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Sends `request` with the negotiated version and reads the response.
+    pub(crate) async fn send<Req, Resp>(
+        &mut self,
+        api: GroupApi,
+        request: &Req,
+        timeout: Duration,
+    ) -> Result<Reply<Resp>, GroupError>
+    where
+        Req: Encodable + HeaderVersion,
+        Resp: Decodable + HeaderVersion + HasErrorCode,
+    {
+        let version = self.version(api)?;
+        self.request(api, version, request, timeout).await
+    }
+
+    async fn request<Req, Resp>(
+        &mut self,
+        api: GroupApi,
+        version: i16,
+        request: &Req,
+        timeout: Duration,
+    ) -> Result<Reply<Resp>, GroupError>
+    where
+        Req: Encodable + HeaderVersion,
+        Resp: Decodable + HeaderVersion + HasErrorCode,
+    {
+        if self.in_flight {
+            return Err(GroupError::Poisoned {
+                addr: self.addr.clone(),
+            });
+        }
+        let correlation_id = self.next_correlation;
+        self.next_correlation = self.next_correlation.wrapping_add(1);
+        let frame = wire::encode_request(api, version, correlation_id, &self.client_id, request)
+            .map_err(|source| GroupError::Wire {
+                addr: self.addr.clone(),
+                source,
+            })?;
+        self.in_flight = true;
+        let body = match tokio::time::timeout(timeout, self.roundtrip(&frame)).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(GroupError::Timeout {
+                    addr: self.addr.clone(),
+                    api: api.name(),
+                    after: timeout,
+                })
+            }
+        };
+        self.in_flight = false;
+        wire::decode_response(api, version, correlation_id, body).map_err(|source| {
+            // After a bad response the stream position cannot be trusted.
+            self.in_flight = true;
+            GroupError::Wire {
+                addr: self.addr.clone(),
+                source,
+            }
+        })
+    }
+
+    async fn roundtrip(&mut self, frame: &[u8]) -> Result<Bytes, GroupError> {
+        let addr = self.addr.clone();
+        let io = |e| GroupError::io(&addr, e);
+        self.stream.write_all(frame).await.map_err(io)?;
+        let mut prefix = [0u8; 4];
+        self.stream.read_exact(&mut prefix).await.map_err(io)?;
+        let len = wire::frame_len(prefix).map_err(|source| GroupError::Wire {
+            addr: addr.clone(),
+            source,
+        })?;
+        let mut body = vec![0u8; len];
+        self.stream.read_exact(&mut body).await.map_err(io)?;
+        Ok(Bytes::from(body))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::group::error::WireError;
+    use tokio::net::TcpListener;
+
+    /// A fake broker: answers each connection's first request with `reply`
+    /// (built from the request's correlation id), then closes.
+    async fn fake_broker(replies: Vec<fn(i32) -> Vec<u8>>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            for reply in replies {
+                let (mut s, _) = listener.accept().await.unwrap();
+                let mut size = [0u8; 4];
+                s.read_exact(&mut size).await.unwrap();
+                let mut req = vec![0u8; i32::from_be_bytes(size) as usize];
+                s.read_exact(&mut req).await.unwrap();
+                let corr = i32::from_be_bytes(req[4..8].try_into().unwrap());
+                let _ = s.write_all(&reply(corr)).await;
+                let _ = s.shutdown().await;
+            }
+        });
+        addr
+    }
+
+    fn framed(body: Vec<u8>) -> Vec<u8> {
+        let mut f = (body.len() as i32).to_be_bytes().to_vec();
+        f.extend(body);
+        f
+    }
+
+    #[tokio::test]
+    async fn bad_responses_are_typed_errors() {
+        let addr = fake_broker(vec![
+            // Another request's correlation id.
+            (|corr: i32| framed([(corr + 1).to_be_bytes().to_vec(), vec![0; 8]].concat()))
+                as fn(i32) -> Vec<u8>,
+            // A frame size beyond the limit.
+            |_| i32::MAX.to_be_bytes().to_vec(),
+            // A negative frame size.
+            |_| (-7i32).to_be_bytes().to_vec(),
+            // A frame cut short by the connection closing.
+            |corr| [100i32.to_be_bytes().to_vec(), corr.to_be_bytes().to_vec()].concat(),
+            // ApiVersions v2 body that ends after the error code.
+            |corr| framed([corr.to_be_bytes().to_vec(), vec![0, 0]].concat()),
+            // An error code with nothing else.
+            |corr| framed([corr.to_be_bytes().to_vec(), vec![0, 31]].concat()),
+        ])
+        .await;
+        let t = Duration::from_secs(5);
+        let e = Connection::open(&addr, "t", t).await.err().unwrap();
+        assert!(
+            matches!(
+                &e,
+                GroupError::Wire {
+                    source: WireError::CorrelationMismatch { .. },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = Connection::open(&addr, "t", t).await.err().unwrap();
+        assert!(
+            matches!(
+                &e,
+                GroupError::Wire {
+                    source: WireError::InvalidFrameSize { .. },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = Connection::open(&addr, "t", t).await.err().unwrap();
+        assert!(
+            matches!(
+                &e,
+                GroupError::Wire {
+                    source: WireError::InvalidFrameSize { size: -7, .. },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = Connection::open(&addr, "t", t).await.err().unwrap();
+        assert!(matches!(&e, GroupError::Io { .. }), "{e}");
+        let e = Connection::open(&addr, "t", t).await.err().unwrap();
+        assert!(
+            matches!(
+                &e,
+                GroupError::Wire {
+                    source: WireError::Malformed {
+                        api: "ApiVersions",
+                        ..
+                    },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = Connection::open(&addr, "t", t).await.err().unwrap();
+        assert!(
+            matches!(
+                &e,
+                GroupError::Broker {
+                    code: ErrorCode(31),
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[tokio::test]
+    async fn silence_is_a_timeout() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let keep = tokio::spawn(async move {
+            let (s, _) = listener.accept().await.unwrap();
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            drop(s);
+        });
+        let e = Connection::open(&addr, "t", Duration::from_millis(200))
+            .await
+            .err()
+            .unwrap();
+        assert!(
+            matches!(
+                &e,
+                GroupError::Timeout {
+                    api: "ApiVersions",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        keep.abort();
+    }
+}

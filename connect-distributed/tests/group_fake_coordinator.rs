@@ -1,0 +1,511 @@
+//! The member's error handling against a scripted fake group coordinator
+//! (a few hundred lines of hand-written wire format, no broker): each test
+//! queues the error codes the coordinator answers with, as the fault drill
+//! on librdkafka's mock did, and checks the member recovers (or stops) as
+//! Java's does.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use connect_distributed::group::{
+    ErrorCode, GroupConfig, GroupError, GroupEvent, GroupHandler, GroupMember, HandlerError,
+    Joined, LeaderRound, RebalanceReason, WorkerState,
+};
+use connect_distributed::protocol::{Assignment, ConnectorAssignment, ConnectorTaskId};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// What the fake coordinator answers and what it saw.
+#[derive(Default)]
+struct Script {
+    join_errors: VecDeque<i16>,
+    sync_errors: VecDeque<i16>,
+    heartbeat_errors: VecDeque<i16>,
+    generation: i32,
+    next_member: u32,
+    find_coordinator: u32,
+    joins: Vec<String>,
+    leaves: Vec<String>,
+    /// The last metadata offered for `sessioned`.
+    metadata: Vec<u8>,
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> &[u8] {
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        a
+    }
+    fn i16(&mut self) -> i16 {
+        i16::from_be_bytes(self.take(2).try_into().unwrap())
+    }
+    fn i32(&mut self) -> i32 {
+        i32::from_be_bytes(self.take(4).try_into().unwrap())
+    }
+    fn string(&mut self) -> Option<String> {
+        let n = self.i16();
+        (n >= 0).then(|| String::from_utf8(self.take(n as usize).to_vec()).unwrap())
+    }
+    fn bytes(&mut self) -> Vec<u8> {
+        let n = self.i32();
+        self.take(n.max(0) as usize).to_vec()
+    }
+}
+
+#[derive(Default)]
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn i16(&mut self, v: i16) -> &mut Self {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    fn i32(&mut self, v: i32) -> &mut Self {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    fn string(&mut self, s: &str) -> &mut Self {
+        self.i16(s.len() as i16);
+        self.0.extend_from_slice(s.as_bytes());
+        self
+    }
+    fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.i32(b.len() as i32);
+        self.0.extend_from_slice(b);
+        self
+    }
+}
+
+/// Starts the fake coordinator; returns its address.
+async fn fake_coordinator(script: Arc<Mutex<Script>>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            tokio::spawn(serve(stream, script.clone(), port));
+        }
+    });
+    format!("127.0.0.1:{port}")
+}
+
+async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
+    loop {
+        let mut size = [0u8; 4];
+        if stream.read_exact(&mut size).await.is_err() {
+            return;
+        }
+        let mut frame = vec![0u8; i32::from_be_bytes(size) as usize];
+        if stream.read_exact(&mut frame).await.is_err() {
+            return;
+        }
+        let mut r = Reader(&frame);
+        let (api, version, corr) = (r.i16(), r.i16(), r.i32());
+        let _client_id = r.string();
+        let mut w = Writer::default();
+        w.i32(corr);
+        {
+            let mut s = script.lock().unwrap();
+            match api {
+                18 => {
+                    let apis = [
+                        (18, 0, 2),
+                        (10, 0, 2),
+                        (11, 0, 5),
+                        (14, 0, 3),
+                        (12, 0, 3),
+                        (13, 0, 1),
+                    ];
+                    w.i16(0).i32(apis.len() as i32);
+                    for (k, lo, hi) in apis {
+                        w.i16(k).i16(lo).i16(hi);
+                    }
+                    if version >= 1 {
+                        w.i32(0);
+                    }
+                }
+                10 => {
+                    s.find_coordinator += 1;
+                    w.i32(0)
+                        .i16(0)
+                        .i16(-1)
+                        .i32(1)
+                        .string("127.0.0.1")
+                        .i32(i32::from(port));
+                }
+                11 => {
+                    let _group = r.string();
+                    let (_session, _rebalance) = (r.i32(), r.i32());
+                    let member = r.string().unwrap_or_default();
+                    let _instance = r.string();
+                    let _type = r.string();
+                    for _ in 0..r.i32() {
+                        let name = r.string().unwrap();
+                        let metadata = r.bytes();
+                        if name == "sessioned" {
+                            s.metadata = metadata;
+                        }
+                    }
+                    s.joins.push(member.clone());
+                    w.i32(0);
+                    if let Some(code) = s.join_errors.pop_front() {
+                        w.i16(code)
+                            .i32(-1)
+                            .string("")
+                            .string("")
+                            .string(&member)
+                            .i32(0);
+                    } else if member.is_empty() {
+                        s.next_member += 1;
+                        let id = format!("m-{}", s.next_member);
+                        w.i16(79).i32(-1).string("").string("").string(&id).i32(0);
+                    } else {
+                        s.generation += 1;
+                        let metadata = s.metadata.clone();
+                        w.i16(0)
+                            .i32(s.generation)
+                            .string("sessioned")
+                            .string(&member);
+                        w.string(&member)
+                            .i32(1)
+                            .string(&member)
+                            .i16(-1)
+                            .bytes(&metadata);
+                    }
+                }
+                14 => {
+                    let _group = r.string();
+                    let _generation = r.i32();
+                    let member = r.string().unwrap_or_default();
+                    let _instance = r.string();
+                    let mut mine = Vec::new();
+                    for _ in 0..r.i32() {
+                        let id = r.string().unwrap();
+                        let bytes = r.bytes();
+                        if id == member {
+                            mine = bytes;
+                        }
+                    }
+                    w.i32(0);
+                    match s.sync_errors.pop_front() {
+                        Some(code) => w.i16(code).bytes(&[]),
+                        None => w.i16(0).bytes(&mine),
+                    };
+                }
+                12 => {
+                    let code = s.heartbeat_errors.pop_front().unwrap_or(0);
+                    w.i32(0).i16(code);
+                }
+                13 => {
+                    let _group = r.string();
+                    let member = r.string().unwrap_or_default();
+                    s.leaves.push(member);
+                    w.i32(0).i16(0);
+                }
+                _ => return,
+            }
+        }
+        let mut out = (w.0.len() as i32).to_be_bytes().to_vec();
+        out.extend_from_slice(&w.0);
+        if stream.write_all(&out).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// A leader that gives itself connector `c` and task `c-0`.
+struct Solo;
+
+#[async_trait::async_trait]
+impl GroupHandler for Solo {
+    async fn worker_state(&self) -> Result<WorkerState, HandlerError> {
+        Ok(WorkerState {
+            url: "http://solo:8083/".into(),
+            config_offset: 1,
+        })
+    }
+
+    async fn assign(&self, round: &LeaderRound) -> Result<BTreeMap<String, Vec<u8>>, HandlerError> {
+        let leader_url = round.members[0].metadata.url.clone();
+        let a = Assignment {
+            version: 2,
+            error: 0,
+            leader: round.leader_id.clone(),
+            leader_url,
+            config_offset: 1,
+            assigned: ConnectorAssignment::group(["c"], [ConnectorTaskId::new("c", 0)]),
+            revoked: Vec::new(),
+            delay: 0,
+        };
+        Ok(BTreeMap::from([(round.leader_id.clone(), a.encode()?)]))
+    }
+}
+
+fn config(addr: &str) -> GroupConfig {
+    let mut c = GroupConfig::new("fake-group", addr);
+    c.session_timeout = Duration::from_millis(3000);
+    c.heartbeat_interval = Duration::from_millis(50);
+    c.retry_backoff = Duration::from_millis(10);
+    c.retry_backoff_max = Duration::from_millis(50);
+    c
+}
+
+async fn next_event(events: &mut mpsc::UnboundedReceiver<GroupEvent>) -> GroupEvent {
+    tokio::time::timeout(DEADLINE, events.recv())
+        .await
+        .expect("an event in time")
+        .expect("the member is running")
+}
+
+/// The next `Joined`, skipping other events (collected in `seen`).
+async fn next_joined(
+    events: &mut mpsc::UnboundedReceiver<GroupEvent>,
+    seen: &mut Vec<GroupEvent>,
+) -> Joined {
+    loop {
+        match next_event(events).await {
+            GroupEvent::Joined(j) => return *j,
+            GroupEvent::Stopped { error } => panic!("stopped: {error:?}; before: {seen:#?}"),
+            other => seen.push(other),
+        }
+    }
+}
+
+#[tokio::test]
+async fn joins_with_the_member_id_the_coordinator_requires_and_leaves() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let addr = fake_coordinator(script.clone()).await;
+    let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    let mut seen = Vec::new();
+    let j = next_joined(&mut events, &mut seen).await;
+    assert_eq!(j.member_id, "m-1");
+    assert_eq!(j.generation, 1);
+    assert!(j.is_leader);
+    assert_eq!(j.owned.connectors(), ["c"]);
+    assert_eq!(j.owned.tasks(), [ConnectorTaskId::new("c", 0)]);
+    assert_eq!(script.lock().unwrap().joins, ["", "m-1"]);
+    // The first JoinGroup carries no current assignment; a rejoin reports
+    // what the member owns.
+    member.request_rejoin("test");
+    let j2 = next_joined(&mut events, &mut seen).await;
+    assert_eq!(j2.generation, 2);
+    let offered = script.lock().unwrap().metadata.clone();
+    let metadata = connect_distributed::protocol::WorkerMetadata::decode(&offered).unwrap();
+    assert_eq!(metadata.assignment.unwrap().connectors(), ["c"]);
+    assert!(matches!(
+        seen.as_slice(),
+        [GroupEvent::Rebalancing { reason: RebalanceReason::Requested(r) }] if r == "test"
+    ));
+    member.leave().await;
+    assert!(matches!(
+        events.recv().await,
+        Some(GroupEvent::Stopped { error: None })
+    ));
+    assert_eq!(script.lock().unwrap().leaves, ["m-1"]);
+}
+
+#[tokio::test]
+async fn recovers_from_coordinator_and_rebalance_errors() {
+    let script = Arc::new(Mutex::new(Script {
+        // COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS.
+        join_errors: [15, 16, 14].into(),
+        // The mock's INVALID_REQUEST for a late follower, then
+        // REBALANCE_IN_PROGRESS.
+        sync_errors: [42, 27].into(),
+        ..Script::default()
+    }));
+    let addr = fake_coordinator(script.clone()).await;
+    let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    let mut seen = Vec::new();
+    let j = next_joined(&mut events, &mut seen).await;
+    {
+        let s = script.lock().unwrap();
+        assert!(
+            s.find_coordinator >= 4,
+            "rediscovered: {}",
+            s.find_coordinator
+        );
+        assert!(s.join_errors.is_empty() && s.sync_errors.is_empty());
+    }
+    assert!(
+        seen.iter().all(|e| !matches!(e, GroupEvent::Error(_))),
+        "routine codes are not reported as errors: {seen:#?}"
+    );
+
+    // A heartbeat asks for a rebalance.
+    script.lock().unwrap().heartbeat_errors.push_back(27);
+    let j2 = next_joined(&mut events, &mut seen).await;
+    assert_eq!(j2.generation, j.generation + 1);
+    assert!(seen.iter().any(|e| matches!(
+        e,
+        GroupEvent::Rebalancing {
+            reason: RebalanceReason::CoordinatorRequested
+        }
+    )));
+
+    // The coordinator moved: found again, no rebalance.
+    let before = script.lock().unwrap().find_coordinator;
+    script.lock().unwrap().heartbeat_errors.push_back(16);
+    tokio::time::timeout(DEADLINE, async {
+        while script.lock().unwrap().find_coordinator == before {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("FindCoordinator again");
+
+    // The coordinator forgot the member: a new member id.
+    script.lock().unwrap().heartbeat_errors.push_back(25);
+    seen.clear();
+    let j3 = next_joined(&mut events, &mut seen).await;
+    assert_eq!(
+        j3.generation,
+        j2.generation + 1,
+        "no rebalance for NOT_COORDINATOR"
+    );
+    assert_ne!(j3.member_id, j2.member_id);
+    assert!(seen.iter().any(|e| matches!(
+        e,
+        GroupEvent::Rebalancing {
+            reason: RebalanceReason::UnknownMember
+        }
+    )));
+    member.leave().await;
+}
+
+#[tokio::test]
+async fn unknown_heartbeat_errors_are_reported_and_retried() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let addr = fake_coordinator(script.clone()).await;
+    let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    let mut seen = Vec::new();
+    next_joined(&mut events, &mut seen).await;
+    script.lock().unwrap().heartbeat_errors.push_back(12345);
+    loop {
+        match next_event(&mut events).await {
+            GroupEvent::Error(GroupError::Broker { api, code, .. }) => {
+                assert_eq!((api, code), ("Heartbeat", ErrorCode(12345)));
+                assert_eq!(code.to_string(), "unknown error code 12345");
+                break;
+            }
+            GroupEvent::Stopped { error } => panic!("stopped: {error:?}"),
+            _ => {}
+        }
+    }
+    assert!(member.status().generation >= 1);
+    member.leave().await;
+}
+
+#[tokio::test]
+async fn a_fenced_member_stops_reporting_its_work_and_rejoins() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let addr = fake_coordinator(script.clone()).await;
+    let mut config = config(&addr);
+    config.session_timeout = Duration::from_millis(1000);
+    let (member, mut events) = GroupMember::start(config, Arc::new(Solo)).unwrap();
+    let mut seen = Vec::new();
+    let j = next_joined(&mut events, &mut seen).await;
+    assert_eq!(j.owned.connectors(), ["c"]);
+    let cut = std::time::Instant::now();
+    member.simulate_unreachable_coordinator(true);
+    match next_event(&mut events).await {
+        GroupEvent::Fenced {
+            since_last_heartbeat,
+        } => {
+            assert!(since_last_heartbeat >= Duration::from_millis(1000));
+            assert!(
+                cut.elapsed() >= Duration::from_millis(900),
+                "{:?}",
+                cut.elapsed()
+            );
+        }
+        other => panic!("expected Fenced, got {other:?}"),
+    }
+    assert!(member.status().fenced);
+    assert!(matches!(
+        next_event(&mut events).await,
+        GroupEvent::Rebalancing {
+            reason: RebalanceReason::Fenced
+        }
+    ));
+    member.simulate_unreachable_coordinator(false);
+    let again = next_joined(&mut events, &mut seen).await;
+    // This coordinator never expires members: same id, next generation.
+    assert_eq!(again.member_id, j.member_id);
+    assert_eq!(again.generation, j.generation + 1);
+    assert!(!member.status().fenced);
+    // The rejoin reported no current assignment.
+    let offered = script.lock().unwrap().metadata.clone();
+    let metadata = connect_distributed::protocol::WorkerMetadata::decode(&offered).unwrap();
+    assert_eq!(metadata.assignment, None);
+    member.leave().await;
+}
+
+#[tokio::test]
+async fn a_refused_session_timeout_stops_the_member() {
+    let script = Arc::new(Mutex::new(Script {
+        join_errors: [26].into(),
+        ..Script::default()
+    }));
+    let addr = fake_coordinator(script.clone()).await;
+    let (_member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    loop {
+        if let GroupEvent::Stopped { error } = next_event(&mut events).await {
+            let error = error.expect("an error");
+            assert!(
+                matches!(
+                    error,
+                    GroupError::Broker {
+                        code: ErrorCode::INVALID_SESSION_TIMEOUT,
+                        ..
+                    }
+                ),
+                "{error}"
+            );
+            assert!(error.is_fatal());
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_coordinator_is_retried_and_reported() {
+    // A port nobody listens on.
+    let addr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    for _ in 0..2 {
+        match next_event(&mut events).await {
+            GroupEvent::Error(GroupError::NoCoordinator { .. }) => {}
+            other => panic!("expected NoCoordinator, got {other:?}"),
+        }
+    }
+    member.leave().await;
+    assert!(matches!(
+        events.recv().await,
+        Some(GroupEvent::Stopped { error: None })
+    ));
+}
+
+#[tokio::test]
+async fn ssl_is_refused_with_a_clear_error() {
+    let err = GroupConfig::from_properties([
+        ("group.id", "g"),
+        ("bootstrap.servers", "localhost:9093"),
+        ("security.protocol", "SSL"),
+    ])
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "security.protocol=SSL is not supported by the group membership connection yet: \
+         SSL and SASL are not implemented, only PLAINTEXT"
+    );
+}
