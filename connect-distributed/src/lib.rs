@@ -18,7 +18,10 @@
 //! - [`group`]: the group membership client: a [`group::GroupMember`]
 //!   joins the `connect` group through Kafka's coordinator over its own
 //!   TCP connections, heartbeats on its own task, and reports joins,
-//!   rebalances and self-fencing as events.
+//!   rebalances and self-fencing as events;
+//! - [`topics`]: the config and status topics' records with Java's exact
+//!   bytes, and [`topics::config_state::ConfigState`], Java's replay of the
+//!   config topic that the leader's snapshot comes from.
 //!
 //! The herder builds on these (issue #15).
 //!
@@ -36,3 +39,4 @@
 pub mod assignor;
 pub mod group;
 pub mod protocol;
+pub mod topics;
