@@ -138,8 +138,9 @@ pub(crate) fn write_big_decimal(out: &mut Vec<u8>, d: &Decimal) {
 
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
 
-/// Bytes that need an escape: 0 = none, `u` = `\u00XX`, else the short
-/// escape letter.
+/// Bytes that need an escape: 0 = none, `u` = `\u00XX`, `S` = the first
+/// byte of a 4-byte UTF-8 sequence (a character beyond the Basic
+/// Multilingual Plane), else the short escape letter.
 static ESCAPE: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
@@ -154,11 +155,18 @@ static ESCAPE: [u8; 256] = {
     t[b'\r' as usize] = b'r';
     t[b'"' as usize] = b'"';
     t[b'\\' as usize] = b'\\';
+    let mut lead = 0xf0;
+    while lead < 0x100 {
+        t[lead] = b'S';
+        lead += 1;
+    }
     t
 };
 
 /// A JSON string with Jackson's escapes: `\"`, `\\`, `\b \t \n \f \r`, other
-/// control characters as upper-case `\u00XX`; everything else raw UTF-8.
+/// control characters as upper-case `\u00XX`, characters beyond the Basic
+/// Multilingual Plane as their UTF-16 surrogate pair (`\uD83D\uDE00`, as
+/// Kafka's Jackson writes them); everything else raw UTF-8.
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let bytes = s.as_bytes();
@@ -169,6 +177,21 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
             continue;
         }
         out.extend_from_slice(&bytes[start..i]);
+        if esc == b'S' {
+            start = i;
+            // `s` is valid UTF-8, so a 4-byte sequence starts here.
+            if let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.extend_from_slice(b"\\u");
+                    for shift in [12, 8, 4, 0] {
+                        out.push(HEX[usize::from((*unit >> shift) & 0xf)]);
+                    }
+                }
+                start = i + c.len_utf8();
+            }
+            continue;
+        }
         if esc == b'u' {
             out.extend_from_slice(b"\\u00");
             out.push(HEX[usize::from(b >> 4)]);
@@ -191,6 +214,19 @@ mod tests {
         let mut o = Vec::new();
         write_f64(&mut o, v);
         String::from_utf8(o).unwrap()
+    }
+
+    #[test]
+    fn strings_escape_as_jackson() {
+        let written = |s: &str| {
+            let mut o = Vec::new();
+            write_str(&mut o, s);
+            String::from_utf8(o).unwrap()
+        };
+        // What Kafka 4.4's JsonConverter writes (conformance/java judge).
+        assert_eq!(written("a\u{1F600}b"), r#""a\uD83D\uDE00b""#);
+        assert_eq!(written("\u{10FFFF}"), r#""\uDBFF\uDFFF""#);
+        assert_eq!(written("é€\u{1f}\"\\"), r#""é€\u001F\"\\""#);
     }
 
     #[test]
