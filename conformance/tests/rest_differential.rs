@@ -1289,11 +1289,6 @@ fn known_differences() -> Vec<Known> {
                 r"^body/(error_code|message): only Kafka has it",
             ],
         },
-        Known {
-            id: "D16 trace of a restarting task",
-            labels: &["restart failed only"],
-            lines: &[r#"^body/tasks\[0\]/trace: only Kafka has it \("<string>"\)$"#],
-        },
     ]
 }
 

@@ -427,17 +427,17 @@ pub(super) async fn restart(
         w.restart_connector(&name, false, false).await?;
         return Ok(StatusCode::NO_CONTENT.into_response());
     }
+    // The restart plan, as Kafka's: what restarts shows RESTARTING and
+    // keeps the trace of the failure it restarts.
     let mut plan = w.connector_status(&name).await?;
     let failed = |s: &str| s == "FAILED";
     if !only_failed || failed(&plan.connector.state) {
         plan.connector.state = "RESTARTING".into();
-        plan.connector.trace = None;
     }
     if include_tasks {
         for t in &mut plan.tasks {
             if !only_failed || failed(&t.state.state) {
                 t.state.state = "RESTARTING".into();
-                t.state.trace = None;
             }
         }
     }
