@@ -4,6 +4,8 @@
 //! `tests/java/GoldenBytes.java` (see its header to regenerate): each must
 //! decode to the value Java was given and encode back to the same bytes.
 
+mod hex;
+use hex::hex;
 use std::collections::BTreeSet;
 
 use connect_distributed::assignor::revoking_backoff_ms;
@@ -12,14 +14,6 @@ use connect_distributed::protocol::{
 };
 
 const GOLDEN: &str = include_str!("golden/golden.hex");
-
-fn hex(s: &str) -> Vec<u8> {
-    assert!(s.len().is_multiple_of(2), "odd hex length");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit"))
-        .collect()
-}
 
 fn t(c: &str, n: i32) -> ConnectorTaskId {
     ConnectorTaskId::new(c, n)

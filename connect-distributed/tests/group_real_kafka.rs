@@ -295,6 +295,27 @@ impl Cluster {
         (connectors, tasks) == all_items()
     }
 
+    /// Three members joined and settled; the generation they settled in.
+    async fn three_settled(&mut self) -> i32 {
+        for _ in 0..3 {
+            self.add();
+        }
+        let views = self
+            .wait_for("3 members settled", |c, v| c.settled(v, &[0, 1, 2]))
+            .await;
+        views[0].last.as_ref().unwrap().generation
+    }
+
+    /// Members 0 and 1 settled in a generation after `before`; that generation.
+    async fn survivors_took_over(&self, before: i32) -> i32 {
+        let views = self
+            .wait_for("the survivors took over", |c, v| {
+                v[0].last.as_ref().is_some_and(|j| j.generation > before) && c.settled(v, &[0, 1])
+            })
+            .await;
+        views[0].last.as_ref().unwrap().generation
+    }
+
     fn member(&self, i: usize) -> Option<GroupMember> {
         self.nodes[i].member.lock().unwrap().take()
     }
@@ -404,26 +425,14 @@ async fn a_killed_member_is_replaced_after_the_session_timeout() {
         return;
     };
     let mut cluster = Cluster::new(bootstrap, "killed");
-    for _ in 0..3 {
-        cluster.add();
-    }
-    let views = cluster
-        .wait_for("3 members settled", |c, v| c.settled(v, &[0, 1, 2]))
-        .await;
-    let before = views[0].last.as_ref().unwrap().generation;
+    let before = cluster.three_settled().await;
     // Kill worker 2: no LeaveGroup, sockets closed.
     let killed = Instant::now();
     cluster.member(2).expect("member").abort();
-    let views = cluster
-        .wait_for("the survivors took over", |c, v| {
-            v[0].last.as_ref().is_some_and(|j| j.generation > before) && c.settled(v, &[0, 1])
-        })
-        .await;
+    let after = cluster.survivors_took_over(before).await;
     let took = killed.elapsed();
     report(format!(
-        "group_real_kafka: after a kill, 2 survivors own everything after {took:?} (generation {} -> {})",
-        before,
-        views[0].last.as_ref().unwrap().generation
+        "group_real_kafka: after a kill, 2 survivors own everything after {took:?} (generation {before} -> {after})"
     ));
     assert!(
         took >= SESSION - HEARTBEAT,
@@ -438,26 +447,14 @@ async fn a_leaving_member_is_replaced_at_once() {
         return;
     };
     let mut cluster = Cluster::new(bootstrap, "leave");
-    for _ in 0..3 {
-        cluster.add();
-    }
-    let views = cluster
-        .wait_for("3 members settled", |c, v| c.settled(v, &[0, 1, 2]))
-        .await;
-    let before = views[0].last.as_ref().unwrap().generation;
+    let before = cluster.three_settled().await;
     let left = Instant::now();
     cluster.member(2).expect("member").leave().await;
     let leave_took = left.elapsed();
-    let views = cluster
-        .wait_for("the survivors took over", |c, v| {
-            v[0].last.as_ref().is_some_and(|j| j.generation > before) && c.settled(v, &[0, 1])
-        })
-        .await;
+    let after = cluster.survivors_took_over(before).await;
     let took = left.elapsed();
     report(format!(
-        "group_real_kafka: after LeaveGroup ({leave_took:?}), 2 survivors own everything after {took:?} (generation {} -> {})",
-        before,
-        views[0].last.as_ref().unwrap().generation
+        "group_real_kafka: after LeaveGroup ({leave_took:?}), 2 survivors own everything after {took:?} (generation {before} -> {after})"
     ));
     assert!(
         took < SESSION / 2,

@@ -4,22 +4,16 @@
 //! `tests/java/TopicGolden.java` (see its header to regenerate). Each must
 //! decode to the record Java was given and encode back to the same bytes.
 
+mod hex;
 use connect_distributed::protocol::ConnectorTaskId;
 use connect_distributed::topics::config::{
     ConfigKey, ConfigRecord, Properties, SessionKey, TargetState,
 };
 use connect_distributed::topics::config_state::ConfigState;
 use connect_distributed::topics::status::{State, Status, StatusKey, StatusRecord, TopicStatus};
+use hex::hex;
 
 const GOLDEN: &str = include_str!("golden/topics.txt");
-
-fn hex(s: &str) -> Vec<u8> {
-    assert!(s.len().is_multiple_of(2), "odd hex length");
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit"))
-        .collect()
-}
 
 fn props(kv: &[(&str, Option<&str>)]) -> Properties {
     kv.iter()

@@ -8,19 +8,14 @@
 //! state after each. Replaying the same bytes through `ConfigState` must
 //! print the same.
 
+mod hex;
 use connect_distributed::protocol::ConnectorTaskId;
 use connect_distributed::topics::config::Properties;
 use connect_distributed::topics::config_state::ConfigState;
+use hex::hex;
 
 const TRACE: &str = include_str!("golden/config_replay.txt");
 const CONNECTORS: [&str; 3] = ["a", "b", "c-d"];
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit"))
-        .collect()
-}
 
 fn k(p: Option<&Properties>) -> String {
     match p {

@@ -255,11 +255,6 @@ impl Progress {
     }
 }
 
-struct Sample {
-    at: Duration,
-    cpu: f64,
-}
-
 fn measure(watch: &Watch, command: &[String]) -> Result<()> {
     let (program, args) = command
         .split_first()
@@ -320,10 +315,7 @@ fn watch_child(
     let pid = child.id();
     let mut ready = None;
     let mut first = None;
-    let mut low: Option<Sample> = None;
-    let mut high: Option<Sample> = None;
-    let low_mark = watch.records / 10;
-    let high_mark = watch.records - watch.records / 10;
+    let mut marks = Marks::new(watch.records, pid);
     loop {
         if started.elapsed() > DEADLINE {
             return Err(format!(
@@ -347,29 +339,14 @@ fn watch_child(
         if delivered > 0 && first.is_none() {
             first = Some(now);
         }
-        if delivered >= low_mark && low.is_none() {
-            low = Some(Sample {
-                at: now,
-                cpu: cpu_seconds(pid)?,
-            });
-        }
-        if delivered >= high_mark && high.is_none() {
-            high = Some(Sample {
-                at: now,
-                cpu: cpu_seconds(pid)?,
-            });
-        }
+        marks.observe(delivered)?;
         if delivered >= watch.records && ready.is_some() {
             let cpu_total = cpu_seconds(pid)?;
             let rss = peak_rss_mib(pid)?;
-            let (Some(low), Some(high), Some(first), Some(ready)) = (low, high, first, ready)
-            else {
-                return Err("internal: a mark was passed without a sample".into());
+            let (rate, cpu_per_million) = marks.steady()?;
+            let (Some(first), Some(ready)) = (first, ready) else {
+                return Err("internal: the last record came before the first".into());
             };
-            let steady = (high_mark - low_mark) as f64;
-            let seconds = (high.at - low.at).as_secs_f64();
-            let rate = steady / seconds.max(1e-9);
-            let cpu_per_million = (high.cpu - low.cpu) / steady * 1e6;
             let direction = match watch.direction {
                 Direction::Source => "source",
                 Direction::Sink => "sink",
@@ -403,11 +380,6 @@ fn watch_child(
         };
         std::thread::sleep(Duration::from_millis(pause));
     }
-}
-
-/// CPU seconds of this process so far.
-fn own_cpu() -> Result<f64> {
-    cpu_seconds(std::process::id())
 }
 
 /// Counts acknowledged records.
@@ -451,17 +423,21 @@ fn load_values(bootstrap: &str, topic: &str, n: u64) -> Result<Vec<Option<Vec<u8
     Ok(values)
 }
 
-/// Marks CPU time when 10% and 90% of the records are done.
+/// The time and CPU of process `pid` when 10% and 90% of the records are
+/// done: the steady part of a run, for a watched worker and for the bare
+/// client (this process) alike.
 struct Marks {
     total: u64,
+    pid: u32,
     low: Option<(Instant, f64)>,
     high: Option<(Instant, f64)>,
 }
 
 impl Marks {
-    fn new(total: u64) -> Self {
+    fn new(total: u64, pid: u32) -> Self {
         Marks {
             total,
+            pid,
             low: None,
             high: None,
         }
@@ -469,21 +445,26 @@ impl Marks {
 
     fn observe(&mut self, done: u64) -> Result<()> {
         if self.low.is_none() && done >= self.total / 10 {
-            self.low = Some((Instant::now(), own_cpu()?));
+            self.low = Some((Instant::now(), cpu_seconds(self.pid)?));
         }
         if self.high.is_none() && done >= self.total - self.total / 10 {
-            self.high = Some((Instant::now(), own_cpu()?));
+            self.high = Some((Instant::now(), cpu_seconds(self.pid)?));
         }
         Ok(())
     }
 
-    fn print(&self, name: &str) -> Result<()> {
+    /// Records per second and CPU seconds per million records between the marks.
+    fn steady(&self) -> Result<(f64, f64)> {
         let (Some(low), Some(high)) = (self.low, self.high) else {
             return Err("internal: a mark was passed without a sample".into());
         };
         let steady = (self.total - 2 * (self.total / 10)) as f64;
         let rate = steady / (high.0 - low.0).as_secs_f64().max(1e-9);
-        let cpu_per_million = (high.1 - low.1) / steady * 1e6;
+        Ok((rate, (high.1 - low.1) / steady * 1e6))
+    }
+
+    fn print(&self, name: &str) -> Result<()> {
+        let (rate, cpu_per_million) = self.steady()?;
         // Same columns as `measure`; the process figures do not apply.
         println!(
             "{name}\t{}\t-\t-\t{rate:.0}\t{cpu_per_million:.3}\t-\t-\t-",
@@ -508,7 +489,7 @@ fn bare_produce(bootstrap: &str, from: &str, to: &str, n: u64) -> Result<()> {
             acked: AtomicU64::new(0),
             failed: AtomicU64::new(0),
         })?;
-    let mut marks = Marks::new(n);
+    let mut marks = Marks::new(n, std::process::id());
     let started = Instant::now();
     for value in &values {
         let mut record = BaseRecord::<(), [u8]>::to(to);
@@ -559,7 +540,7 @@ fn bare_consume(bootstrap: &str, topic: &str, n: u64, out: &str) -> Result<()> {
     tpl.add_partition_offset(topic, 0, Offset::Beginning)?;
     consumer.assign(&tpl)?;
     let mut file = BufWriter::with_capacity(64 * 1024, File::create(out)?);
-    let mut marks = Marks::new(n);
+    let mut marks = Marks::new(n, std::process::id());
     let mut done = 0u64;
     let started = Instant::now();
     while done < n {

@@ -230,55 +230,31 @@ mod tests {
         ])
         .await;
         let t = Duration::from_secs(5);
-        let e = Connection::open(&addr, "t", t).await.err().unwrap();
-        assert!(
-            matches!(
-                &e,
-                GroupError::Wire {
-                    source: WireError::CorrelationMismatch { .. },
-                    ..
-                }
-            ),
-            "{e}"
-        );
-        let e = Connection::open(&addr, "t", t).await.err().unwrap();
-        assert!(
-            matches!(
-                &e,
-                GroupError::Wire {
-                    source: WireError::InvalidFrameSize { .. },
-                    ..
-                }
-            ),
-            "{e}"
-        );
-        let e = Connection::open(&addr, "t", t).await.err().unwrap();
-        assert!(
-            matches!(
-                &e,
-                GroupError::Wire {
-                    source: WireError::InvalidFrameSize { size: -7, .. },
-                    ..
-                }
-            ),
-            "{e}"
-        );
+        // The next connection fails with this wire error.
+        macro_rules! expect_wire {
+            ($source:pat) => {
+                let e = Connection::open(&addr, "t", t).await.err().unwrap();
+                assert!(
+                    matches!(
+                        &e,
+                        GroupError::Wire {
+                            source: $source,
+                            ..
+                        }
+                    ),
+                    "{e}"
+                );
+            };
+        }
+        expect_wire!(WireError::CorrelationMismatch { .. });
+        expect_wire!(WireError::InvalidFrameSize { .. });
+        expect_wire!(WireError::InvalidFrameSize { size: -7, .. });
         let e = Connection::open(&addr, "t", t).await.err().unwrap();
         assert!(matches!(&e, GroupError::Io { .. }), "{e}");
-        let e = Connection::open(&addr, "t", t).await.err().unwrap();
-        assert!(
-            matches!(
-                &e,
-                GroupError::Wire {
-                    source: WireError::Malformed {
-                        api: "ApiVersions",
-                        ..
-                    },
-                    ..
-                }
-            ),
-            "{e}"
-        );
+        expect_wire!(WireError::Malformed {
+            api: "ApiVersions",
+            ..
+        });
         let e = Connection::open(&addr, "t", t).await.err().unwrap();
         assert!(
             matches!(
