@@ -77,6 +77,18 @@ async fn committed(
 
 /// Poll until the group has committed `want` on every partition of `topic`.
 async fn wait_committed(wire: &Wire, group: &str, topic: &str, partitions: i32, want: &[i64]) {
+    wait_committed_or(wire, group, topic, partitions, want, String::new).await
+}
+
+/// [`wait_committed`], adding `context()` (what the tasks saw) to a failure.
+async fn wait_committed_or(
+    wire: &Wire,
+    group: &str,
+    topic: &str,
+    partitions: i32,
+    want: &[i64],
+    context: impl Fn() -> String,
+) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(45);
     loop {
         let mut got = Vec::new();
@@ -92,7 +104,8 @@ async fn wait_committed(wire: &Wire, group: &str, topic: &str, partitions: i32, 
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "group {group} committed {got:?} on {topic}, want {want:?}"
+            "group {group} committed {got:?} on {topic}, want {want:?}{}",
+            context()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -412,7 +425,20 @@ async fn two_sink_tasks(wire: &Wire, extra: &[(&str, &str)]) -> (Collector, Coll
     })
     .await;
     a.shutdown().await;
-    wait_committed(wire, &format!("connect-{sink}"), &out, 2, &[150, 150]).await;
+    let lifecycle = |c: &Collector| -> Vec<String> {
+        let all = c.events().into_iter();
+        all.filter(|e| !e.starts_with("put")).collect()
+    };
+    let events = || format!("\nA: {:?}\nB: {:?}", lifecycle(&a_got), lifecycle(&b_got));
+    wait_committed_or(
+        wire,
+        &format!("connect-{sink}"),
+        &out,
+        2,
+        &[150, 150],
+        events,
+    )
+    .await;
     (a_got, b_got)
 }
 

@@ -336,6 +336,34 @@ async fn a_failed_offset_commit_is_retried() {
     p.wait_for_commit("t", 0, 1, WAIT).await.unwrap();
 }
 
+/// The commit a stopping task makes is its last: when the broker refuses
+/// it for now (a rebalance in progress, a timeout), the task retries it
+/// before it stops, so the next owner does not read those records again.
+#[tokio::test(start_paused = true)]
+async fn a_stopping_sink_retries_its_last_commit() {
+    let kafka = MemoryKafka::new();
+    kafka.create_topic(&NewTopic::new("t", 1)).unwrap();
+    let written = Written::default();
+    let mut p = SinkPipeline::for_connector(&kafka, "buffer", BufferingSink::new(written.clone()))
+        .flush_interval(Duration::from_secs(3600));
+    p.start(config(&[("topics", "t")])).await.unwrap();
+    p.produce(&[Record::new("t", Some(Schema::string()), Value::from("a"))])
+        .await
+        .unwrap();
+    // Virtual time: the task polls and puts the record; no periodic commit.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(p.committed_offsets().is_empty());
+    kafka.fail_next_commit(2, FaultKind::Retriable);
+    p.stop().await.unwrap();
+    assert_eq!(written.values(), ["a"]);
+    let committed = p.committed_offsets();
+    assert_eq!(
+        committed.values().copied().collect::<Vec<_>>(),
+        [1],
+        "{committed:?}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn commit_record_gets_the_record_as_polled() {
     let kafka = MemoryKafka::new();

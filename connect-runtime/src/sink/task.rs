@@ -36,6 +36,21 @@ use crate::status::{State, StatusListener, TargetState, TaskId};
 /// set one with `SinkTaskContext::timeout`.
 const DEFAULT_REDELIVERY: Duration = Duration::from_secs(1);
 
+/// How long a stopping task retries a commit that failed retriably. Kept
+/// under the worker's default graceful shutdown timeout (5 s), so a task
+/// that cannot commit still stops in time.
+const FINAL_COMMIT_DEADLINE: Duration = Duration::from_secs(3);
+
+/// What a commit attempt left behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CommitOutcome {
+    /// Committed, nothing to commit, or nothing a retry now would improve
+    /// (a failed `pre_commit` rewound to the last commit).
+    Settled,
+    /// The broker refused for now (a rebalance, a timeout): worth a retry.
+    Retriable,
+}
+
 /// A batch whose `put` failed with a retriable error, waiting to be put
 /// again. Its partitions stay paused meanwhile while the consumer keeps
 /// polling (group membership, rebalances, stop), as Kafka's
@@ -368,8 +383,7 @@ impl WorkerSinkTask {
                 reported = Some(target);
             }
             if target == TargetState::Stopped {
-                let all: Vec<_> = self.assigned.iter().cloned().collect();
-                return self.commit(&all).await;
+                return self.final_commit().await;
             }
             self.apply_requests(target)?;
             self.membership
@@ -395,8 +409,7 @@ impl WorkerSinkTask {
                 biased;
                 changed = self.control.changed() => {
                     if changed.is_err() {
-                        let all: Vec<_> = self.assigned.iter().cloned().collect();
-                        return self.commit(&all).await;
+                        return self.final_commit().await;
                     }
                     continue;
                 }
@@ -767,13 +780,51 @@ impl WorkerSinkTask {
     /// does not report.
     async fn commit_all(&mut self) -> Result<()> {
         let all: Vec<_> = self.assigned.iter().cloned().collect();
-        self.commit(&all).await
+        self.commit(&all).await.map(drop)
+    }
+
+    /// The commit before the task stops (see [`FINAL_COMMIT_DEADLINE`]). A retriable failure here has no
+    /// next flush to retry it, so it is retried until
+    /// [`FINAL_COMMIT_DEADLINE`]: typically the group is rebalancing (a late
+    /// heartbeat on a loaded machine), which refuses commits until the
+    /// member rejoins, and rejoining needs polls. Records fetched by those
+    /// polls are not delivered, so they are not committed either; the next
+    /// owner reads them from the commit.
+    async fn final_commit(&mut self) -> Result<()> {
+        let deadline = Instant::now() + FINAL_COMMIT_DEADLINE;
+        loop {
+            let all: Vec<_> = self.assigned.iter().cloned().collect();
+            if self.commit(&all).await? == CommitOutcome::Settled {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                tracing::warn!(task = %self.settings.id, "the last offset commit failed until the deadline; the next owner of these partitions starts at the previous commit");
+                return Ok(());
+            }
+            match self.consumer.poll(Duration::from_millis(100)).await {
+                Ok(Some(ConsumerEvent::Revoked(tps))) => {
+                    // Taken away while stopping: commit them now, as on a
+                    // running task, and keep them out of the final commit.
+                    self.commit(&tps).await?;
+                    for tp in &tps {
+                        self.assigned.remove(tp);
+                        self.consumed.remove(tp);
+                    }
+                    self.task.close(&tps).await?;
+                }
+                // A stopping task opens no partitions and delivers nothing.
+                Ok(_) => {}
+                Err(e) if e.is_retriable() => {}
+                Err(e) => return Err(ConnectError::from(e).context("consumer failed")),
+            }
+        }
     }
 
     /// Await DLQ sends, `pre_commit`, commit the clamped result for `partitions`.
     /// Every commit is synchronous: its offsets become the position a
-    /// failed flush rewinds to.
-    async fn commit(&mut self, partitions: &[TopicPartition]) -> Result<()> {
+    /// failed flush rewinds to. A retriable commit failure is logged and
+    /// reported as [`CommitOutcome::Retriable`], for the next flush to retry.
+    async fn commit(&mut self, partitions: &[TopicPartition]) -> Result<CommitOutcome> {
         for rx in self.dlq_waits.drain(..) {
             match rx.await {
                 Ok(Ok(())) => {}
@@ -794,7 +845,7 @@ impl WorkerSinkTask {
             .collect();
         if current.is_empty() {
             self.settings.metrics.record_commit(None, Duration::ZERO);
-            return Ok(());
+            return Ok(CommitOutcome::Settled);
         }
         let committing = Instant::now();
         let returned = match self.task.pre_commit(current.clone()).await {
@@ -809,7 +860,7 @@ impl WorkerSinkTask {
                         self.consumed.insert(tp.clone(), o);
                     }
                 }
-                return Ok(());
+                return Ok(CommitOutcome::Settled);
             }
         };
         // Records the task reported as errant while flushing: their DLQ
@@ -831,11 +882,11 @@ impl WorkerSinkTask {
             Ok(done) => {
                 self.committed.extend(done);
                 self.count_active();
-                Ok(())
+                Ok(CommitOutcome::Settled)
             }
             Err(e) if e.is_retriable() => {
                 tracing::warn!(task = %self.settings.id, error = %e, "offset commit failed; will retry at the next flush");
-                Ok(())
+                Ok(CommitOutcome::Retriable)
             }
             Err(e) => Err(ConnectError::from(e).context("offset commit failed")),
         }
