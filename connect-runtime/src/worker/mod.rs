@@ -18,6 +18,7 @@
 //! # Ok(()) }
 //! ```
 
+mod assigned;
 mod config;
 pub mod offset_admin;
 mod plugins;
@@ -147,6 +148,9 @@ struct Inner {
     status: Arc<dyn StatusStore>,
     metrics: WorkerMetrics,
     reconfigure: mpsc::UnboundedSender<String>,
+    /// Where reconfiguration requests go instead, when a herder took them
+    /// ([`Worker::route_reconfiguration`]).
+    reconfigure_route: std::sync::OnceLock<mpsc::UnboundedSender<String>>,
     providers: providers::Providers,
     /// The Kafka cluster's id, once fetched.
     cluster_id: tokio::sync::OnceCell<String>,
@@ -242,6 +246,7 @@ impl Worker {
                 metrics: WorkerMetrics::new(statuses.clone()),
                 status: statuses,
                 reconfigure: tx,
+                reconfigure_route: std::sync::OnceLock::new(),
                 cluster_id: tokio::sync::OnceCell::new(),
             }),
         };
@@ -249,6 +254,10 @@ impl Worker {
         tokio::spawn(async move {
             while let Some(name) = rx.recv().await {
                 let Some(inner) = weak.upgrade() else { break };
+                if let Some(route) = inner.reconfigure_route.get() {
+                    let _ = route.send(name);
+                    continue;
+                }
                 let w = Worker { inner };
                 if let Err(e) = w.reconfigure(&name).await {
                     tracing::error!(connector = %name, error = %e, "task reconfiguration failed");
@@ -839,11 +848,7 @@ impl Worker {
     /// does: its tasks keep running unless the restarted instance hands out
     /// different task configs.
     async fn restart_instance(&self, name: &str, entry: &mut Entry) {
-        if let Some(mut instance) = entry.instance.take() {
-            if let Err(e) = instance.as_connector().stop().await {
-                tracing::warn!(connector = %name, error = %e, "connector stop failed");
-            }
-        }
+        self.stop_instance(name, entry).await;
         if entry.target == TargetState::Stopped {
             return;
         }
@@ -984,10 +989,34 @@ impl Worker {
     }
 
     fn start_task(&self, name: &str, entry: &Entry, t: u32) -> Result<RunningTask> {
+        let Some(connector) = entry.instance.as_ref() else {
+            return Err(ConnectError::other(format!(
+                "connector {name} is not running; cannot start task {t}"
+            )));
+        };
+        let Some(task_config) = entry.task_configs.get(t as usize) else {
+            return Err(ConnectError::not_found(format!(
+                "Task {name}-{t} not found"
+            )));
+        };
+        self.spawn_task(name, entry, t, connector, task_config)
+    }
+
+    /// Start task `t` of `name` with `task_config`, its task created by
+    /// `connector` (which need not be started: a task only needs its
+    /// class, as Kafka's `task.class`).
+    fn spawn_task(
+        &self,
+        name: &str,
+        entry: &Entry,
+        t: u32,
+        connector: &AnyConnector,
+        task_config: &ConfigMap,
+    ) -> Result<RunningTask> {
         let id = task_id(name, t);
         let inner = &self.inner;
         let connector_config = self.resolved(&entry.config)?;
-        let task_config = self.resolved(&entry.task_configs[t as usize])?;
+        let task_config = self.resolved(task_config)?;
         let converters = TaskConverters::for_connector(
             inner.plugins.converters(),
             &connector_config,
@@ -1002,8 +1031,8 @@ impl Worker {
         let (control, rx) = watch::channel(entry.target);
         let status: Arc<dyn StatusListener> = inner.status.clone();
         let span = tracing::info_span!("task", connector = %name, task = t);
-        let handle = match entry.instance.as_ref() {
-            Some(AnyConnector::Source(c)) => {
+        let handle = match connector {
+            AnyConnector::Source(c) => {
                 let transforms =
                     TransformChain::from_config(&connector_config, inner.plugins.transforms())?;
                 let mut settings =
@@ -1025,7 +1054,7 @@ impl Worker {
                 )?;
                 tokio::spawn(task.run().instrument(span))
             }
-            Some(AnyConnector::Sink(c)) => {
+            AnyConnector::Sink(c) => {
                 let transforms =
                     TransformChain::from_config(&connector_config, inner.plugins.transforms())?;
                 let mut settings =
@@ -1040,11 +1069,6 @@ impl Worker {
                 let task =
                     WorkerSinkTask::new(settings, plugins, inner.cluster.clone(), status, rx)?;
                 tokio::spawn(task.run().instrument(span))
-            }
-            None => {
-                return Err(ConnectError::other(format!(
-                    "connector {name} is not running; cannot start task {t}"
-                )))
             }
         };
         Ok(RunningTask { control, handle })
@@ -1076,14 +1100,19 @@ impl Worker {
         futures::future::join_all(waits).await;
     }
 
-    async fn stop_connector(&self, name: &str, entry: &mut Entry) {
-        let tasks = std::mem::take(&mut entry.tasks);
-        self.stop_tasks(name, tasks).await;
+    /// Stop the instance only.
+    async fn stop_instance(&self, name: &str, entry: &mut Entry) {
         if let Some(mut instance) = entry.instance.take() {
             if let Err(e) = instance.as_connector().stop().await {
                 tracing::warn!(connector = %name, error = %e, "connector stop failed");
             }
         }
+    }
+
+    async fn stop_connector(&self, name: &str, entry: &mut Entry) {
+        let tasks = std::mem::take(&mut entry.tasks);
+        self.stop_tasks(name, tasks).await;
+        self.stop_instance(name, entry).await;
         if entry.target == TargetState::Stopped {
             self.set_task_configs(name, entry, Vec::new()).await;
             self.inner.status.put_connector(name, State::Stopped, None);

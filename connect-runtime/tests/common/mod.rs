@@ -174,7 +174,8 @@ impl SourceTask for CountingTask {
 }
 
 /// Passes its connector config to its task, so tests configure the task
-/// through the connector config.
+/// through the connector config. With `reconfigure.on.start=true` it asks
+/// for a task reconfiguration as it starts.
 #[derive(Default)]
 pub(crate) struct PassThroughSource(ConfigMap);
 
@@ -186,8 +187,14 @@ impl Connector for PassThroughSource {
     fn config_def(&self) -> ConfigDef {
         ConfigDef::new()
     }
-    async fn start(&mut self, config: &ConfigMap, _: Arc<dyn ConnectorContext>) -> Result<()> {
+    async fn start(&mut self, config: &ConfigMap, ctx: Arc<dyn ConnectorContext>) -> Result<()> {
         self.0 = config.clone();
+        if config
+            .get("reconfigure.on.start")
+            .is_some_and(|v| v == "true")
+        {
+            ctx.request_task_reconfiguration();
+        }
         Ok(())
     }
     async fn task_configs(&mut self, _max: usize) -> Result<Vec<ConfigMap>> {

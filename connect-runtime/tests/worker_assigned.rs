@@ -1,0 +1,125 @@
+//! The worker as a distributed herder drives it: connector instances and
+//! tasks started one by one with configs read elsewhere
+//! (`Worker::start_assigned_*`), never written to the worker's own store.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use connect_runtime::config_store::{ConfigStore, MemoryConfigStore};
+use connect_runtime::status::{MemoryStatusStore, State, StatusStore, TargetState, TaskId};
+
+fn id(connector: &str, task: u32) -> TaskId {
+    TaskId {
+        connector: connector.into(),
+        task,
+    }
+}
+
+/// A task runs on a worker that does not run its connector, from the task
+/// config it is given; the worker's config store stays empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_runs_without_its_connector_instance() {
+    let s = setup();
+    let configs = Arc::new(MemoryConfigStore::new());
+    let statuses = Arc::new(MemoryStatusStore::default());
+    let w = worker_with_stores(
+        Arc::new(s.kafka.clone()),
+        s.store.clone(),
+        configs.clone(),
+        statuses.clone(),
+        &s.collected,
+        &[],
+    );
+    let connector = props(&[
+        ("connector.class", "PassThroughSource"),
+        ("count", "5"),
+        ("topic", "out"),
+    ]);
+    // What the connector's owner elsewhere generated for task 0.
+    let task = props(&[("count", "5"), ("topic", "out")]);
+    w.start_assigned_task("src", 0, connector.clone(), &task, TargetState::Started)
+        .await
+        .unwrap();
+    eventually("5 records written by the task", || {
+        topic_values(&s.kafka, "out").len() == 5
+    })
+    .await;
+    let (instances, tasks) = w.running_units().await;
+    assert!(instances.is_empty(), "{instances:?}");
+    assert_eq!(tasks.into_iter().collect::<Vec<_>>(), [id("src", 0)]);
+    assert!(configs.snapshot().is_empty());
+    assert_eq!(statuses.task(&id("src", 0)).0, State::Running);
+
+    w.stop_assigned_tasks(&[id("src", 0)]).await;
+    let (instances, tasks) = w.running_units().await;
+    assert!(instances.is_empty() && tasks.is_empty());
+    eventually("the task's offset stored at its stop", || {
+        stored(&s.store, "src") == Some(4)
+    })
+    .await;
+}
+
+/// The connector instance gives its task configs to the caller, and a
+/// reconfiguration request goes to the route the herder set instead of
+/// being handled by the worker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_assigned_connector_reports_task_configs_and_routes_reconfiguration() {
+    let s = setup();
+    let w = worker(&s);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    w.route_reconfiguration(tx);
+    let connector = props(&[
+        ("connector.class", "PassThroughSource"),
+        ("count", "3"),
+        ("topic", "out"),
+        ("tasks.max", "1"),
+        ("reconfigure.on.start", "true"),
+    ]);
+    let configs = w
+        .start_assigned_connector("src", connector.clone(), TargetState::Started)
+        .await
+        .expect("started");
+    assert_eq!(configs.len(), 1);
+    assert_eq!(
+        w.assigned_task_configs("src").await.unwrap(),
+        Some(configs.clone())
+    );
+    // Stopped: no tasks, and the instance does not run.
+    let stopped = w
+        .start_assigned_connector("src", connector, TargetState::Stopped)
+        .await;
+    assert_eq!(stopped, Some(Vec::new()));
+    assert_eq!(w.assigned_task_configs("src").await.unwrap(), None);
+    let routed = tokio::time::timeout(std::time::Duration::from_secs(30), rx.recv()).await;
+    assert_eq!(routed.ok().flatten().as_deref(), Some("src"));
+}
+
+/// An unknown class fails the connector with the reason, and nothing runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_class_fails_the_assigned_connector() {
+    let s = setup();
+    let statuses = Arc::new(MemoryStatusStore::default());
+    let w = worker_with_stores(
+        Arc::new(s.kafka.clone()),
+        s.store.clone(),
+        Arc::new(MemoryConfigStore::new()),
+        statuses.clone(),
+        &s.collected,
+        &[],
+    );
+    let got = w
+        .start_assigned_connector(
+            "x",
+            props(&[("connector.class", "NoSuchConnector")]),
+            TargetState::Started,
+        )
+        .await;
+    assert_eq!(got, None);
+    let (state, trace) = statuses.connector("x");
+    assert_eq!(state, State::Failed);
+    assert!(trace.unwrap_or_default().contains("NoSuchConnector"));
+    let (instances, tasks) = w.running_units().await;
+    assert!(instances.is_empty() && tasks.is_empty());
+}
