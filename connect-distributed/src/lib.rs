@@ -38,5 +38,6 @@
 
 pub mod assignor;
 pub mod group;
+pub mod herder;
 pub mod protocol;
 pub mod topics;

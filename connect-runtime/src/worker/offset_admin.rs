@@ -67,7 +67,15 @@ pub type OffsetChange = (SourceMap, Option<SourceMap>);
 impl Worker {
     /// The offsets of connector `name` (any state).
     pub async fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets> {
-        let (_, kind, config) = self.stopped_kind(name).await?;
+        let (_, _, config) = self.stopped_kind(name).await?;
+        self.offsets_of(name, &config).await
+    }
+
+    /// The offsets of connector `name` with `config`, wherever its config
+    /// is kept (a distributed herder holds it in the config topic).
+    pub async fn offsets_of(&self, name: &str, config: &ConfigMap) -> Result<ConnectorOffsets> {
+        let class = config.get("connector.class").map_or("", |c| c.trim());
+        let kind = self.inner.plugins.connector(class)?.kind;
         let offsets = match kind {
             ConnectorType::Source => self
                 .inner
@@ -77,8 +85,8 @@ impl Worker {
                 .map(|(partition, offset)| ConnectorOffset { partition, offset })
                 .collect(),
             ConnectorType::Sink => {
-                let mut consumer = self.group_consumer(name, &config)?;
-                let partitions = self.sink_partitions(&config).await?;
+                let mut consumer = self.group_consumer(name, config)?;
+                let partitions = self.sink_partitions(config).await?;
                 let committed = consumer.committed(&partitions, TIMEOUT).await?;
                 let _ = consumer.close().await;
                 committed
@@ -103,9 +111,7 @@ impl Worker {
         changes: Vec<OffsetChange>,
     ) -> Result<String> {
         if changes.is_empty() {
-            return Err(bad_request(
-                "The offsets to be altered must not be empty: give at least one {\"partition\":...,\"offset\":...} entry",
-            ));
+            return Err(no_changes());
         }
         self.modify_offsets(name, Some(changes)).await
     }
@@ -128,9 +134,23 @@ impl Worker {
                 "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
             )));
         }
+        self.modify_offsets_of(name, &entry.config, changes).await
+    }
+
+    /// Alter (`Some`) or reset (`None`) the offsets of connector `name`
+    /// with `config`, which the caller checked is STOPPED; Kafka's message.
+    pub async fn modify_offsets_of(
+        &self,
+        name: &str,
+        stored: &ConfigMap,
+        changes: Option<Vec<OffsetChange>>,
+    ) -> Result<String> {
+        if changes.as_ref().is_some_and(|c| c.is_empty()) {
+            return Err(no_changes());
+        }
         let reset = changes.is_none();
-        let config = self.resolved(&entry.config)?;
-        let class = entry.config.get("connector.class").ok_or_else(|| {
+        let config = self.resolved(stored)?;
+        let class = stored.get("connector.class").ok_or_else(|| {
             ConnectError::config(
                 "connector.class",
                 "the stored config has no connector.class",
@@ -165,14 +185,14 @@ impl Worker {
                 ack
             }
             AnyConnector::Sink(mut connector) => {
-                let mut consumer = self.group_consumer(name, &entry.config)?;
+                let mut consumer = self.group_consumer(name, stored)?;
                 let wanted: BTreeMap<TopicPartition, Option<i64>> = match changes {
                     Some(c) => c
                         .iter()
                         .map(|(p, o)| parse_sink_change(p, o.as_ref()))
                         .collect::<Result<_>>()?,
                     None => {
-                        let partitions = self.sink_partitions(&entry.config).await?;
+                        let partitions = self.sink_partitions(stored).await?;
                         consumer
                             .committed(&partitions, TIMEOUT)
                             .await?
@@ -255,6 +275,13 @@ impl Worker {
         }
         Ok(out)
     }
+}
+
+/// A PATCH with nothing to alter.
+fn no_changes() -> ConnectError {
+    bad_request(
+        "The offsets to be altered must not be empty: give at least one {\"partition\":...,\"offset\":...} entry",
+    )
 }
 
 /// Commit `offsets` for the consumer's group. A commit from outside the

@@ -1,0 +1,222 @@
+//! Distributed mode's worker keys (Kafka's `DistributedConfig`): the
+//! group, the three internal topics and how other workers reach this one.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use connect_api::ConnectError;
+
+use crate::assignor::{AssignorConfig, SCHEDULED_REBALANCE_MAX_DELAY_MS_DEFAULT};
+use crate::group::GroupConfig;
+
+/// One internal topic: its name, and how to create it when missing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicSettings {
+    /// `*.storage.topic`.
+    pub name: String,
+    /// `*.storage.partitions` (the config topic always has 1).
+    pub partitions: i32,
+    /// `*.storage.replication.factor` (-1: the broker's default).
+    pub replication_factor: i16,
+}
+
+/// The distributed worker's own settings, parsed from the worker
+/// properties (the rest, converters and client settings, is the runtime's
+/// `WorkerConfig`).
+///
+/// ```
+/// use connect_distributed::herder::DistributedConfig;
+///
+/// let props = [
+///     ("group.id", "connect-cluster"),
+///     ("bootstrap.servers", "localhost:9092"),
+///     ("config.storage.topic", "connect-configs"),
+///     ("offset.storage.topic", "connect-offsets"),
+///     ("status.storage.topic", "connect-status"),
+/// ];
+/// let config = DistributedConfig::parse(props)?;
+/// assert_eq!(config.offsets.partitions, 25);
+/// assert_eq!(config.status.partitions, 5);
+/// # Ok::<(), connect_api::ConnectError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct DistributedConfig {
+    /// Group membership (`group.id`, timeouts, `connect.protocol`).
+    pub group: GroupConfig,
+    /// `config.storage.topic` (one partition).
+    pub configs: TopicSettings,
+    /// `offset.storage.topic` (default 25 partitions).
+    pub offsets: TopicSettings,
+    /// `status.storage.topic` (default 5 partitions).
+    pub status: TopicSettings,
+    /// `scheduled.rebalance.max.delay.ms`.
+    pub assignor: AssignorConfig,
+    /// `worker.sync.timeout.ms`: how long to wait to catch up with the
+    /// config topic before giving up a round.
+    pub worker_sync_timeout: Duration,
+    /// `inter.worker.key.ttl.ms`: how long a session key lives before the
+    /// leader rotates it.
+    pub key_ttl: Duration,
+}
+
+fn required(props: &BTreeMap<String, String>, key: &str) -> Result<String, ConnectError> {
+    match props.get(key).map(|v| v.trim()) {
+        Some(v) if !v.is_empty() => Ok(v.to_string()),
+        _ => Err(ConnectError::config(
+            key,
+            format!("Missing required configuration \"{key}\" which has no default value."),
+        )),
+    }
+}
+
+fn number<T: std::str::FromStr>(
+    props: &BTreeMap<String, String>,
+    key: &str,
+    default: T,
+) -> Result<T, ConnectError> {
+    match props.get(key).map(|v| v.trim()) {
+        None | Some("") => Ok(default),
+        Some(v) => v.parse().map_err(|_| {
+            ConnectError::config(
+                key,
+                format!(
+                    "Invalid value {v} for configuration {key}: Not a number of the expected type"
+                ),
+            )
+        }),
+    }
+}
+
+fn topic(
+    props: &BTreeMap<String, String>,
+    prefix: &str,
+    partitions: Option<i32>,
+) -> Result<TopicSettings, ConnectError> {
+    let name = required(props, &format!("{prefix}.storage.topic"))?;
+    let replication_key = format!("{prefix}.storage.replication.factor");
+    let replication_factor: i16 = number(props, &replication_key, 3)?;
+    if replication_factor == 0 || replication_factor < -1 {
+        return Err(ConnectError::config(
+            &replication_key,
+            format!("{replication_key} must be -1 (the broker's default) or at least 1"),
+        ));
+    }
+    let partitions = match partitions {
+        Some(p) => p,
+        None => {
+            let key = format!("{prefix}.storage.partitions");
+            let default = if prefix == "offset" { 25 } else { 5 };
+            let p: i32 = number(props, &key, default)?;
+            if p == 0 || p < -1 {
+                return Err(ConnectError::config(
+                    &key,
+                    format!("{key} must be -1 (the broker's default) or at least 1"),
+                ));
+            }
+            p
+        }
+    };
+    Ok(TopicSettings {
+        name,
+        partitions,
+        replication_factor,
+    })
+}
+
+impl DistributedConfig {
+    /// Parse the distributed keys of a worker's properties. Missing
+    /// required keys and bad values are config errors naming the key.
+    pub fn parse<I, K, V>(props: I) -> Result<DistributedConfig, ConnectError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let props: BTreeMap<String, String> = props
+            .into_iter()
+            .map(|(k, v)| (k.as_ref().to_string(), v.as_ref().to_string()))
+            .collect();
+        let group = GroupConfig::from_properties(&props).map_err(|e| {
+            let key = match &e {
+                crate::group::ConfigError::Missing { key }
+                | crate::group::ConfigError::Invalid { key, .. } => key.to_string(),
+                _ => "security.protocol".to_string(),
+            };
+            ConnectError::config(key, e.to_string())
+        })?;
+        let max_delay_ms: i32 = number(
+            &props,
+            "scheduled.rebalance.max.delay.ms",
+            SCHEDULED_REBALANCE_MAX_DELAY_MS_DEFAULT,
+        )?;
+        if max_delay_ms < 0 {
+            return Err(ConnectError::config(
+                "scheduled.rebalance.max.delay.ms",
+                "scheduled.rebalance.max.delay.ms must be at least 0",
+            ));
+        }
+        let sync_ms: u64 = number(&props, "worker.sync.timeout.ms", 3000)?;
+        let ttl_ms: u64 = number(&props, "inter.worker.key.ttl.ms", 3_600_000)?;
+        Ok(DistributedConfig {
+            group,
+            configs: topic(&props, "config", Some(1))?,
+            offsets: topic(&props, "offset", None)?,
+            status: topic(&props, "status", None)?,
+            assignor: AssignorConfig { max_delay_ms },
+            worker_sync_timeout: Duration::from_millis(sync_ms),
+            key_ttl: Duration::from_millis(ttl_ms),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("group.id", "g"),
+            ("config.storage.topic", "c"),
+            ("offset.storage.topic", "o"),
+            ("status.storage.topic", "s"),
+        ]
+    }
+
+    #[test]
+    fn javas_defaults() {
+        let c = DistributedConfig::parse(base()).unwrap();
+        assert_eq!(c.configs.partitions, 1);
+        assert_eq!(c.offsets.partitions, 25);
+        assert_eq!(c.status.partitions, 5);
+        assert_eq!(c.configs.replication_factor, 3);
+        assert_eq!(c.assignor.max_delay_ms, 300_000);
+    }
+
+    #[test]
+    fn each_missing_topic_is_named() {
+        for key in [
+            "config.storage.topic",
+            "offset.storage.topic",
+            "status.storage.topic",
+            "group.id",
+        ] {
+            let props: Vec<_> = base().into_iter().filter(|(k, _)| *k != key).collect();
+            let err = DistributedConfig::parse(props).unwrap_err();
+            assert!(err.to_string().contains(key), "{key}: {err}");
+        }
+    }
+
+    #[test]
+    fn bad_numbers_name_their_key() {
+        let mut props = base();
+        props.push(("offset.storage.replication.factor", "0"));
+        let err = DistributedConfig::parse(props).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("offset.storage.replication.factor"));
+        let mut props = base();
+        props.push(("scheduled.rebalance.max.delay.ms", "soon"));
+        let err = DistributedConfig::parse(props).unwrap_err();
+        assert!(err.to_string().contains("scheduled.rebalance.max.delay.ms"));
+    }
+}

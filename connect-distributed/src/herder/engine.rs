@@ -1,0 +1,562 @@
+//! The herder's loop: one task that reacts to the group (joins, fencing),
+//! to the config topic (new configs, target states, task configs, restart
+//! requests) and to connectors asking for new task configs, and makes the
+//! worker run exactly what this worker owns.
+//!
+//! It reconciles rather than replays: after each event it compares what
+//! the assignment and the config topic say should run here with what it
+//! started, and starts, restarts, retargets or stops the difference. So a
+//! missed or coalesced notification cannot leave a task running with an
+//! old config.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use connect_api::config::ConfigMap;
+use connect_runtime::status::{State, TaskId};
+use connect_runtime::worker::Worker;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use super::{properties_to_map, runtime_target, RestartRequest, Shared};
+use crate::group::{GroupEvent, GroupMember, Joined};
+use crate::protocol::{ConnectorTaskId, SubProtocol};
+use crate::topics::config::{ConfigRecord, TargetState};
+use crate::topics::config_state::ConfigState;
+
+/// Until the leader takes new task configs, try again this often.
+const PUBLISH_RETRY: Duration = Duration::from_millis(500);
+
+/// What this worker started, with the configs it started it with.
+#[derive(Default)]
+struct Started {
+    connectors: BTreeMap<String, (ConfigMap, TargetState)>,
+    tasks: BTreeMap<ConnectorTaskId, (ConfigMap, ConfigMap)>,
+    /// The target each connector's units run under.
+    targets: BTreeMap<String, TargetState>,
+}
+
+pub(super) struct Engine {
+    pub(super) shared: Arc<Shared>,
+    pub(super) member: Option<GroupMember>,
+    pub(super) events: mpsc::UnboundedReceiver<GroupEvent>,
+    pub(super) reconfigure: mpsc::UnboundedReceiver<String>,
+    pub(super) shutdown: watch::Receiver<bool>,
+    started: Started,
+    /// What the current assignment gives this worker; empty while fenced.
+    owned: (BTreeSet<String>, BTreeSet<ConnectorTaskId>),
+    /// Task configs the owner could not hand to the leader yet.
+    unpublished: BTreeMap<String, Vec<ConfigMap>>,
+    rejoin_at: Option<Instant>,
+    retry_at: Option<Instant>,
+    /// The connectors and task generations seen at the last rebalance:
+    /// a change means the leader must assign again.
+    layout: BTreeMap<String, (i32, Option<i32>)>,
+    /// Restart requests up to this config offset are handled.
+    restarts_done: i64,
+}
+
+impl Engine {
+    pub(super) fn new(
+        shared: Arc<Shared>,
+        member: GroupMember,
+        events: mpsc::UnboundedReceiver<GroupEvent>,
+        reconfigure: mpsc::UnboundedReceiver<String>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Engine {
+        let restarts_done = shared.configs.state().offset();
+        Engine {
+            shared,
+            member: Some(member),
+            events,
+            reconfigure,
+            shutdown,
+            started: Started::default(),
+            owned: Default::default(),
+            unpublished: BTreeMap::new(),
+            rejoin_at: None,
+            retry_at: None,
+            layout: BTreeMap::new(),
+            restarts_done,
+        }
+    }
+
+    fn worker(&self) -> &Worker {
+        &self.shared.worker
+    }
+
+    fn request_rejoin(&self, why: &str) {
+        if let Some(m) = &self.member {
+            m.request_rejoin(why);
+        }
+    }
+
+    /// Run until shut down: then stop everything and leave the group.
+    pub(super) async fn run(mut self) {
+        let mut changes = self.shared.configs.changes();
+        loop {
+            let timer = [self.rejoin_at, self.retry_at].into_iter().flatten().min();
+            tokio::select! {
+                _ = self.shutdown.changed() => break,
+                event = self.events.recv() => match event {
+                    event @ (Some(GroupEvent::Stopped { .. }) | None) => {
+                        if let Some(GroupEvent::Stopped { error: Some(e) }) = event {
+                            tracing::error!(error = %e, "left the Connect group for good; stopping all work");
+                        }
+                        self.stop_all().await;
+                        // Nothing more will come from the group.
+                        let _ = self.shutdown.changed().await;
+                        break;
+                    }
+                    Some(event) => self.on_group(event).await,
+                },
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        tracing::error!("the config topic reader stopped; stopping all work");
+                        self.stop_all().await;
+                        let _ = self.shutdown.changed().await;
+                        break;
+                    }
+                    self.on_config().await;
+                }
+                Some(name) = self.reconfigure.recv() => self.on_reconfigure(&name).await,
+                _ = sleep_until(timer) => {
+                    let now = Instant::now();
+                    if self.rejoin_at.is_some_and(|t| t <= now) {
+                        self.rejoin_at = None;
+                        self.request_rejoin("scheduled rebalance delay passed");
+                    }
+                    if self.retry_at.is_some_and(|t| t <= now) {
+                        self.retry_at = None;
+                        self.retry_publish().await;
+                    }
+                }
+            }
+        }
+        self.stop_all().await;
+        if let Some(member) = self.member.take() {
+            member.leave().await;
+        }
+        self.shared.set_left();
+    }
+
+    async fn on_group(&mut self, event: GroupEvent) {
+        match event {
+            GroupEvent::Joined(joined) => self.on_joined(*joined).await,
+            GroupEvent::Fenced {
+                since_last_heartbeat,
+            } => {
+                tracing::warn!(?since_last_heartbeat,
+                    "no heartbeat reached the group coordinator within the session: stopping all work, as another worker may run it now");
+                self.owned = Default::default();
+                self.shared.set_view(|v| {
+                    v.leader_url = None;
+                    v.is_leader = false;
+                });
+                self.stop_all().await;
+            }
+            GroupEvent::Rebalancing { reason } => {
+                tracing::info!(?reason, "rebalancing");
+                self.shared.set_view(|v| v.rebalancing = true);
+            }
+            GroupEvent::Error(e) => {
+                tracing::warn!(error = %e, "group membership problem; retrying")
+            }
+            _ => {}
+        }
+    }
+
+    async fn on_joined(&mut self, j: Joined) {
+        let configs = self.shared.configs.clone();
+        if j.received.failed() {
+            tracing::info!(
+                "the leader's config snapshot differs from the group's; reading the config topic and rejoining"
+            );
+            if let Err(e) = configs.read_to_end().await {
+                tracing::warn!(error = %e, "reading the config topic failed");
+            }
+            self.request_rejoin("config mismatch");
+            return;
+        }
+        // Act on the snapshot the assignment was computed from, or a newer one.
+        let deadline = Instant::now() + self.shared.settings.worker_sync_timeout;
+        while configs.state().offset() < j.received.config_offset && Instant::now() < deadline {
+            if let Err(e) = configs.read_to_end().await {
+                tracing::warn!(error = %e, "reading the config topic failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        if configs.state().offset() < j.received.config_offset {
+            tracing::warn!(
+                have = configs.state().offset(),
+                want = j.received.config_offset,
+                "could not catch up with the config topic in worker.sync.timeout.ms; rejoining"
+            );
+            self.request_rejoin("behind the config topic");
+            return;
+        }
+        self.shared.status.set_generation(j.generation);
+        self.shared.set_view(|v| {
+            v.generation = j.generation;
+            v.is_leader = j.is_leader;
+            v.leader_url = Some(j.received.leader_url.clone());
+            v.rebalancing = false;
+            v.protocol = j.protocol;
+        });
+        self.owned = (
+            j.owned
+                .connectors()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+            j.owned.tasks().into_iter().collect(),
+        );
+        tracing::info!(
+            generation = j.generation,
+            leader = j.is_leader,
+            connectors = ?self.owned.0,
+            tasks = self.owned.1.len(),
+            "joined the Connect group"
+        );
+        self.layout = layout(&configs.state());
+        self.reconcile().await;
+        if j.has_revocations() {
+            self.request_rejoin("revoked work stopped");
+        }
+        if j.received.delay > 0 {
+            self.rejoin_at = Some(Instant::now() + Duration::from_millis(j.received.delay as u64));
+        }
+        if j.is_leader {
+            self.leader_duties().await;
+        }
+        self.retry_publish().await;
+    }
+
+    async fn on_config(&mut self) {
+        let state = self.shared.configs.state();
+        // New or removed connectors and new task configs need an
+        // assignment; any worker that sees them asks, as Java's do.
+        if layout(&state) != self.layout {
+            self.request_rejoin("connectors or task configs changed");
+        }
+        self.handle_restarts(&state).await;
+        self.reconcile().await;
+        if self.shared.view().is_leader {
+            self.leader_duties().await;
+        }
+    }
+
+    /// Make the worker run exactly the owned units that the config topic
+    /// has, with its current configs.
+    async fn reconcile(&mut self) {
+        let state = self.shared.configs.state();
+        // Connectors.
+        let mut stop_connectors = Vec::new();
+        for name in self.started.connectors.keys() {
+            if !self.owned.0.contains(name) || state.connector_config(name).is_none() {
+                stop_connectors.push(name.clone());
+            }
+        }
+        for name in stop_connectors {
+            self.worker().stop_assigned_connector(&name).await;
+            self.started.connectors.remove(&name);
+        }
+        let owned: Vec<String> = self.owned.0.iter().cloned().collect();
+        for name in owned {
+            let Some(props) = state.connector_config(&name) else {
+                continue;
+            };
+            let config = properties_to_map(props);
+            let target = state.target_state(&name).unwrap_or(TargetState::Started);
+            let restart = match self.started.connectors.get(&name) {
+                None => true,
+                Some((c, t)) => {
+                    c != &config
+                        || (*t != target
+                            && (*t == TargetState::Stopped || target == TargetState::Stopped))
+                }
+            };
+            if restart {
+                self.start_connector(&name, config, target, &state).await;
+            } else if self.started.connectors.get(&name).map(|(_, t)| *t) != Some(target) {
+                if let Some(entry) = self.started.connectors.get_mut(&name) {
+                    entry.1 = target;
+                }
+            }
+        }
+        // Tasks.
+        let wanted: BTreeMap<ConnectorTaskId, (ConfigMap, ConfigMap)> = self
+            .owned
+            .1
+            .iter()
+            .filter_map(|id| {
+                let connector = state.connector_config(&id.connector)?;
+                if state.target_state(&id.connector) == Some(TargetState::Stopped) {
+                    return None;
+                }
+                let task = state.task_config(id)?;
+                Some((
+                    id.clone(),
+                    (properties_to_map(connector), properties_to_map(task)),
+                ))
+            })
+            .collect();
+        let stale: Vec<TaskId> = self
+            .started
+            .tasks
+            .iter()
+            .filter(|(id, configs)| wanted.get(*id) != Some(*configs))
+            .map(|(id, _)| runtime_task(id))
+            .collect();
+        if !stale.is_empty() {
+            self.worker().stop_assigned_tasks(&stale).await;
+            for id in &stale {
+                self.started
+                    .tasks
+                    .remove(&ConnectorTaskId::new(&id.connector, id.task as i32));
+            }
+        }
+        for (id, (connector, task)) in wanted {
+            if self.started.tasks.contains_key(&id) {
+                continue;
+            }
+            let target = state
+                .target_state(&id.connector)
+                .unwrap_or(TargetState::Started);
+            let started = self
+                .worker()
+                .start_assigned_task(
+                    &id.connector,
+                    id.task as u32,
+                    connector.clone(),
+                    &task,
+                    runtime_target(target),
+                )
+                .await;
+            match started {
+                Ok(()) => {
+                    self.started.tasks.insert(id, (connector, task));
+                }
+                Err(e) => {
+                    tracing::error!(connector = %id.connector, task = id.task, error = %e, "task failed to start");
+                    // Counted as started: its FAILED status says why, and a
+                    // restart request or a new config tries again.
+                    self.started.tasks.insert(id, (connector, task));
+                }
+            }
+        }
+        // Target states (pause/resume) of whatever runs here.
+        let names: BTreeSet<String> = self
+            .started
+            .connectors
+            .keys()
+            .cloned()
+            .chain(self.started.tasks.keys().map(|id| id.connector.clone()))
+            .collect();
+        for name in names {
+            let target = state.target_state(&name).unwrap_or(TargetState::Started);
+            if target == TargetState::Stopped {
+                continue;
+            }
+            if self.started.targets.get(&name) != Some(&target) {
+                if let Err(e) = self
+                    .worker()
+                    .set_assigned_target(&name, runtime_target(target))
+                    .await
+                {
+                    tracing::debug!(connector = %name, error = %e, "nothing to retarget");
+                }
+                self.started.targets.insert(name, target);
+            }
+        }
+        self.started
+            .targets
+            .retain(|n, _| state.connector_config(n).is_some());
+    }
+
+    /// Start (or restart) the connector instance and hand its task configs
+    /// to the leader when they differ from the committed ones.
+    async fn start_connector(
+        &mut self,
+        name: &str,
+        config: ConfigMap,
+        target: TargetState,
+        state: &ConfigState,
+    ) {
+        let generated = self
+            .worker()
+            .start_assigned_connector(name, config.clone(), runtime_target(target))
+            .await;
+        self.started
+            .connectors
+            .insert(name.to_string(), (config, target));
+        self.started.targets.insert(name.to_string(), target);
+        if let Some(configs) = generated {
+            // A stopped connector's empty task list is the leader's to write.
+            if target != TargetState::Stopped {
+                self.publish(name, configs, state).await;
+            }
+        }
+    }
+
+    async fn on_reconfigure(&mut self, name: &str) {
+        match self.worker().assigned_task_configs(name).await {
+            Ok(Some(configs)) => {
+                let state = self.shared.configs.state();
+                self.publish(name, configs, &state).await;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::error!(connector = %name, error = %e, "the connector could not generate task configs");
+                self.shared
+                    .status
+                    .put_connector(name, State::Failed, Some(e.to_string()));
+            }
+        }
+    }
+
+    /// Hand new task configs to the leader (or write them, as the leader).
+    async fn publish(&mut self, name: &str, configs: Vec<ConfigMap>, state: &ConfigState) {
+        if committed_task_configs(state, name).as_ref() == Some(&configs) {
+            self.unpublished.remove(name);
+            return;
+        }
+        match self.shared.hand_to_leader(name, &configs).await {
+            Ok(()) => {
+                self.unpublished.remove(name);
+            }
+            Err(e) => {
+                tracing::warn!(connector = %name, error = %e, "could not hand task configs to the leader; retrying");
+                self.unpublished.insert(name.to_string(), configs);
+                self.retry_at = Some(Instant::now() + PUBLISH_RETRY);
+            }
+        }
+    }
+
+    async fn retry_publish(&mut self) {
+        let pending = std::mem::take(&mut self.unpublished);
+        let state = self.shared.configs.state();
+        for (name, configs) in pending {
+            // Only while this worker still runs the connector.
+            if self.started.connectors.contains_key(&name) {
+                self.publish(&name, configs, &state).await;
+            }
+        }
+    }
+
+    /// Restart requests (`restart-connector-<c>`) read since the last look,
+    /// for whatever of the connector runs here.
+    async fn handle_restarts(&mut self, state: &ConfigState) {
+        let requests: Vec<RestartRequest> = self.shared.configs.restarts_since(self.restarts_done);
+        self.restarts_done = state.offset();
+        for r in requests {
+            let status = &self.shared.status;
+            if self.started.connectors.contains_key(&r.connector) {
+                let failed = status.connector(&r.connector).0 == State::Failed;
+                if !r.only_failed || failed {
+                    status.put_connector(&r.connector, State::Restarting, None);
+                    self.started.connectors.remove(&r.connector);
+                }
+            }
+            if r.include_tasks {
+                let restart: Vec<ConnectorTaskId> = self
+                    .started
+                    .tasks
+                    .keys()
+                    .filter(|id| id.connector == r.connector)
+                    .filter(|id| {
+                        !r.only_failed || status.task(&runtime_task(id)).0 == State::Failed
+                    })
+                    .cloned()
+                    .collect();
+                let ids: Vec<TaskId> = restart.iter().map(runtime_task).collect();
+                for id in &ids {
+                    status.task_state(id, State::Restarting, None);
+                }
+                self.worker().stop_assigned_tasks(&ids).await;
+                for id in restart {
+                    self.started.tasks.remove(&id);
+                }
+            }
+        }
+    }
+
+    /// The leader's own writes: empty task configs for stopped connectors
+    /// (KIP-875) and a session key (KIP-507) when the group signs requests.
+    async fn leader_duties(&mut self) {
+        let state = self.shared.configs.state();
+        let mut records = Vec::new();
+        for name in state.connectors() {
+            if state.target_state(name) == Some(TargetState::Stopped)
+                && state.task_count(name).unwrap_or(0) > 0
+            {
+                records.push(ConfigRecord::TasksCommit {
+                    connector: name.to_string(),
+                    tasks: 0,
+                });
+            }
+        }
+        if !records.is_empty() {
+            if let Err(e) = self.shared.configs.write(records).await {
+                tracing::warn!(error = %e, "could not clear the task configs of stopped connectors");
+            }
+        }
+        if self.shared.view().protocol == SubProtocol::Sessioned {
+            if let Err(e) = self.shared.rotate_session_key(&state).await {
+                tracing::warn!(error = %e, "could not write a new session key");
+            }
+        }
+    }
+
+    async fn stop_all(&mut self) {
+        let tasks: Vec<TaskId> = self.started.tasks.keys().map(runtime_task).collect();
+        self.worker().stop_assigned_tasks(&tasks).await;
+        for name in std::mem::take(&mut self.started.connectors).into_keys() {
+            self.worker().stop_assigned_connector(&name).await;
+        }
+        self.started = Started::default();
+    }
+}
+
+/// Connectors with their task counts and task config generations.
+fn layout(state: &ConfigState) -> BTreeMap<String, (i32, Option<i32>)> {
+    state
+        .connectors()
+        .map(|c| {
+            (
+                c.to_string(),
+                (
+                    state.task_count(c).unwrap_or(0),
+                    state.task_config_generation(c),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The committed task configs of `name`, when it has any consistent set.
+pub(super) fn committed_task_configs(state: &ConfigState, name: &str) -> Option<Vec<ConfigMap>> {
+    if state.is_inconsistent(name) {
+        return None;
+    }
+    state
+        .tasks(name)
+        .iter()
+        .map(|id| state.task_config(id).map(properties_to_map))
+        .collect()
+}
+
+fn runtime_task(id: &ConnectorTaskId) -> TaskId {
+    TaskId {
+        connector: id.connector.clone(),
+        task: id.task.max(0) as u32,
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

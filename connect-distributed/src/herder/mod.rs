@@ -1,0 +1,902 @@
+//! The distributed herder: a worker of a Connect cluster, as Kafka's
+//! `DistributedHerder`.
+//!
+//! - **Membership**: a [`GroupMember`] in the `connect` group; when the
+//!   broker makes this worker the leader, it assigns connectors and tasks
+//!   with [`crate::assignor::assign`] from its view of the config topic.
+//! - **Configs**: every worker replays the config topic
+//!   ([`ConfigTopic`]). REST writes that are one record (create, update,
+//!   delete, pause, resume, stop, restart requests) are appended by the
+//!   worker that got the request and answered once read back: the topic's
+//!   order decides between concurrent writers, and every worker ends with
+//!   the same view. Task configs are the leader's to write: the owner of a
+//!   connector hands them over with a signed internal request (KIP-507).
+//! - **Work**: the herder loop ([`engine`]) makes the runtime's
+//!   [`Worker`] run exactly what the assignment gives this worker; it
+//!   stops everything when the member fences itself.
+//! - **Statuses**: written by whoever runs the unit, with its worker id
+//!   and generation, to the status topic ([`StatusTopic`]); REST reads
+//!   them from there, so any worker answers for the whole cluster.
+//!
+//! The stores on Kafka implement [`ConfigTopic`] and [`StatusTopic`].
+
+pub mod config;
+mod engine;
+pub mod internal;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use connect_api::config::{ConfigMap, ConfigReport};
+use connect_api::{ConnectError, Result};
+use connect_runtime::herder::Herder;
+use connect_runtime::status::{State as RtState, StatusStore, TargetState as RtTarget};
+use connect_runtime::worker::offset_admin::{ConnectorOffsets, OffsetChange};
+use connect_runtime::worker::{
+    invalid_config, ConnectorInfo, ConnectorStatus, Plugins, StateInfo, TaskRef, TaskStateInfo,
+    Worker, WorkerConfig,
+};
+use tokio::sync::watch;
+
+pub use config::{DistributedConfig, TopicSettings};
+
+use crate::assignor::{assign, AssignorState, Member, RoundInput};
+use crate::group::{GroupHandler, GroupMember, HandlerError, LeaderRound, WorkerState};
+use crate::protocol::{ConnectorTaskId, SubProtocol};
+use crate::topics::config::{ConfigKey, ConfigRecord, Properties, SessionKey, TargetState};
+use crate::topics::config_state::ConfigState;
+use crate::topics::status::Status;
+
+/// A `restart-connector-<c>` request read from the config topic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RestartRequest {
+    /// Its offset in the config topic.
+    pub offset: i64,
+    /// The connector.
+    pub connector: String,
+    /// Restart its tasks too.
+    pub include_tasks: bool,
+    /// Only what is FAILED.
+    pub only_failed: bool,
+}
+
+/// The config topic as the herder uses it: Java's replay
+/// ([`ConfigState`]), kept current by a reader that follows the topic.
+#[async_trait]
+pub trait ConfigTopic: Send + Sync + 'static {
+    /// The replay so far.
+    fn state(&self) -> ConfigState;
+    /// Changes each time records were applied.
+    fn changes(&self) -> watch::Receiver<i64>;
+    /// Restart requests read at or after config offset `offset`.
+    fn restarts_since(&self, offset: i64) -> Vec<RestartRequest>;
+    /// Wait until everything written to the topic so far is applied.
+    async fn read_to_end(&self) -> Result<()>;
+    /// Append `records` in order and wait until they are applied here.
+    async fn write(&self, records: Vec<ConfigRecord>) -> Result<()>;
+}
+
+/// The status topic as the herder uses it: the runtime's [`StatusStore`]
+/// (tasks report into it) plus what REST shows of every worker's units.
+pub trait StatusTopic: StatusStore + 'static {
+    /// The group generation this worker's writes carry from now on.
+    fn set_generation(&self, generation: i32);
+    /// The stored status of connector `name`, from whichever worker.
+    fn connector_status(&self, name: &str) -> Option<Status>;
+    /// The stored status of a task.
+    fn task_status(&self, id: &ConnectorTaskId) -> Option<Status>;
+}
+
+/// What the loop shares with REST calls.
+#[derive(Clone, Debug)]
+struct View {
+    generation: i32,
+    is_leader: bool,
+    /// The leader's REST URL, while one is known.
+    leader_url: Option<String>,
+    rebalancing: bool,
+    protocol: SubProtocol,
+}
+
+struct Shared {
+    worker: Worker,
+    configs: Arc<dyn ConfigTopic>,
+    status: Arc<dyn StatusTopic>,
+    settings: DistributedConfig,
+    view: Mutex<View>,
+    /// This worker's REST URL (`http://host:port/`), set before joining.
+    url: Mutex<String>,
+    left: watch::Sender<bool>,
+}
+
+impl Shared {
+    fn view(&self) -> View {
+        match self.view.lock() {
+            Ok(v) => v.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    fn set_view(&self, f: impl FnOnce(&mut View)) {
+        match self.view.lock() {
+            Ok(mut v) => f(&mut v),
+            Err(p) => f(&mut p.into_inner()),
+        }
+    }
+
+    fn url(&self) -> String {
+        match self.url.lock() {
+            Ok(u) => u.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    fn set_left(&self) {
+        let _ = self.left.send(true);
+    }
+
+    /// Give new task configs of `name` to the leader: written here when
+    /// this worker leads, sent (signed) to the leader's REST otherwise.
+    async fn hand_to_leader(&self, name: &str, configs: &[ConfigMap]) -> Result<()> {
+        let view = self.view();
+        if view.is_leader {
+            return self.write_task_configs(name, configs).await;
+        }
+        let Some(leader) = view.leader_url else {
+            return Err(ConnectError::retriable("no leader is known (rebalancing)"));
+        };
+        let body = internal::task_configs_body(configs);
+        let mut headers = Vec::new();
+        if let Some(key) = self.configs.state().session_key() {
+            headers.push((internal::SIGNATURE_HEADER, internal::sign(key, &body)));
+            headers.push((
+                internal::SIGNATURE_ALGORITHM_HEADER,
+                internal::HMAC_SHA256.to_string(),
+            ));
+        }
+        let url = format!(
+            "{}/connectors/{}/tasks?forward=true",
+            leader.trim_end_matches('/'),
+            url_segment(name)
+        );
+        let (status, answer) =
+            internal::send("POST", &url, body, &headers, Duration::from_secs(30)).await?;
+        if (200..300).contains(&status) {
+            Ok(())
+        } else {
+            Err(ConnectError::retriable(format!(
+                "the leader at {leader} answered {status}: {}",
+                String::from_utf8_lossy(&answer)
+            )))
+        }
+    }
+
+    /// The leader's write of task configs: the `task-` records, then the
+    /// `commit-` record that makes them visible.
+    async fn write_task_configs(&self, name: &str, configs: &[ConfigMap]) -> Result<()> {
+        let mut records: Vec<ConfigRecord> = configs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ConfigRecord::Task {
+                id: ConnectorTaskId::new(name, i as i32),
+                properties: map_to_properties(c),
+            })
+            .collect();
+        records.push(ConfigRecord::TasksCommit {
+            connector: name.to_string(),
+            tasks: configs.len() as i32,
+        });
+        self.configs.write(records).await
+    }
+
+    /// Write a new session key when there is none or it expires.
+    async fn rotate_session_key(&self, state: &ConfigState) -> Result<()> {
+        let now = now_ms();
+        let ttl = self.settings.key_ttl.as_millis() as i64;
+        let fresh = state
+            .session_key()
+            .is_some_and(|k| k.creation_timestamp.saturating_add(ttl) > now);
+        if fresh {
+            return Ok(());
+        }
+        let mut key = vec![0u8; 32];
+        getrandom::fill(&mut key)
+            .map_err(|e| ConnectError::other(format!("no random bytes for a session key: {e}")))?;
+        let record = ConfigRecord::SessionKey(SessionKey {
+            key,
+            algorithm: internal::HMAC_SHA256.to_string(),
+            creation_timestamp: now,
+        });
+        self.configs.write(vec![record]).await
+    }
+}
+
+/// The leader side of membership: the assignment, from the config topic.
+struct Coordination {
+    shared: Arc<Shared>,
+    assignor: Mutex<AssignorState>,
+}
+
+#[async_trait]
+impl GroupHandler for Coordination {
+    async fn worker_state(&self) -> std::result::Result<WorkerState, HandlerError> {
+        Ok(WorkerState {
+            url: self.shared.url(),
+            config_offset: self.shared.configs.state().offset(),
+        })
+    }
+
+    async fn assign(
+        &self,
+        round: &LeaderRound,
+    ) -> std::result::Result<BTreeMap<String, Vec<u8>>, HandlerError> {
+        // The snapshot should cover what the members have read; if the
+        // read fails the assignor answers CONFIG_MISMATCH by itself.
+        let sync = self.shared.settings.worker_sync_timeout;
+        if let Err(e) = tokio::time::timeout(sync, self.shared.configs.read_to_end()).await {
+            tracing::warn!(error = %e, "the leader could not read the config topic to its end in time");
+        }
+        let snapshot = self.shared.configs.state().snapshot();
+        let members: Vec<Member> = round
+            .members
+            .iter()
+            .map(|m| Member::from_metadata(m.id.clone(), &m.metadata))
+            .collect();
+        let input = RoundInput {
+            leader_id: &round.leader_id,
+            members: &members,
+            snapshot: &snapshot,
+            protocol: round.protocol,
+            last_completed_generation: round.last_completed_generation,
+            generation: round.generation,
+            now_ms: now_ms(),
+        };
+        let mut state = match self.assignor.lock() {
+            Ok(s) => s,
+            Err(p) => p.into_inner(),
+        };
+        let (result, next) = assign(&state, &self.shared.settings.assignor, &input)?;
+        *state = next;
+        Ok(result.encode()?)
+    }
+}
+
+/// A worker of a distributed Connect cluster: the REST [`Herder`] and the
+/// group member behind it.
+///
+/// ```no_run
+/// # async fn demo(
+/// #     worker: connect_runtime::worker::Worker,
+/// #     configs: std::sync::Arc<dyn connect_distributed::herder::ConfigTopic>,
+/// #     status: std::sync::Arc<dyn connect_distributed::herder::StatusTopic>,
+/// #     settings: connect_distributed::herder::DistributedConfig,
+/// # ) -> connect_api::Result<()> {
+/// use connect_distributed::herder::DistributedHerder;
+/// use connect_runtime::herder::Herder;
+///
+/// let herder = DistributedHerder::new(worker, configs, status, settings);
+/// herder.start("http://10.0.0.5:8083/")?; // joins the group
+/// println!("{:?}", herder.connector_names().await);
+/// herder.shutdown().await; // stops the work, leaves the group
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct DistributedHerder {
+    shared: Arc<Shared>,
+    stop: Arc<watch::Sender<bool>>,
+}
+
+impl DistributedHerder {
+    /// A herder over `worker` (which runs what this worker is assigned),
+    /// the config and status topics and the distributed settings. It joins
+    /// the group on [`DistributedHerder::start`].
+    pub fn new(
+        worker: Worker,
+        configs: Arc<dyn ConfigTopic>,
+        status: Arc<dyn StatusTopic>,
+        settings: DistributedConfig,
+    ) -> DistributedHerder {
+        let protocol = settings.group.connect_protocol;
+        DistributedHerder {
+            shared: Arc::new(Shared {
+                worker,
+                configs,
+                status,
+                settings,
+                view: Mutex::new(View {
+                    generation: -1,
+                    is_leader: false,
+                    leader_url: None,
+                    rebalancing: true,
+                    protocol,
+                }),
+                url: Mutex::new(String::new()),
+                left: watch::channel(false).0,
+            }),
+            stop: Arc::new(watch::channel(false).0),
+        }
+    }
+
+    /// Join the group, advertising `url` (this worker's REST base URL,
+    /// reachable by the other workers), and start the herder loop on the
+    /// current tokio runtime.
+    pub fn start(&self, url: &str) -> Result<()> {
+        let url = if url.ends_with('/') {
+            url.to_string()
+        } else {
+            format!("{url}/")
+        };
+        match self.shared.url.lock() {
+            Ok(mut u) => *u = url,
+            Err(p) => *p.into_inner() = url,
+        }
+        let handler = Arc::new(Coordination {
+            shared: self.shared.clone(),
+            assignor: Mutex::new(AssignorState::default()),
+        });
+        let (member, events) = GroupMember::start(self.shared.settings.group.clone(), handler)
+            .map_err(|e| ConnectError::other(format!("cannot join the Connect group: {e}")))?;
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        self.shared.worker.route_reconfiguration(tx);
+        let engine = engine::Engine::new(
+            self.shared.clone(),
+            member,
+            events,
+            rx,
+            self.stop.subscribe(),
+        );
+        tokio::spawn(engine.run());
+        Ok(())
+    }
+
+    /// Stop all work (flushing and committing), leave the group and wait
+    /// for the loop to end.
+    pub async fn shutdown(&self) {
+        let _ = self.stop.send(true);
+        let mut left = self.shared.left.subscribe();
+        let _ = tokio::time::timeout(Duration::from_secs(60), left.wait_for(|l| *l)).await;
+    }
+
+    /// Whether this worker leads the group now.
+    pub fn is_leader(&self) -> bool {
+        self.shared.view().is_leader
+    }
+
+    /// The leader's REST URL, while one is known.
+    pub fn leader_url(&self) -> Option<String> {
+        self.shared.view().leader_url
+    }
+
+    /// The generation of the last completed round (-1 before the first).
+    pub fn generation(&self) -> i32 {
+        self.shared.view().generation
+    }
+
+    /// The internal request `POST /connectors/{c}/tasks`: new task configs
+    /// from the connector's owner. Only the leader takes them; with a
+    /// session key the request must be signed with it (`signature`: the
+    /// algorithm and signature headers).
+    pub async fn accept_task_configs(
+        &self,
+        name: &str,
+        body: &[u8],
+        signature: Option<(&str, &str)>,
+    ) -> std::result::Result<(), InternalRequestError> {
+        let view = self.shared.view();
+        if !view.is_leader {
+            return Err(InternalRequestError::NotLeader(view.leader_url));
+        }
+        let state = self.shared.configs.state();
+        if view.protocol == SubProtocol::Sessioned {
+            match state.session_key() {
+                Some(key) => internal::verify(key, body, signature)?,
+                None => return Err(InternalRequestError::NoSessionKey),
+            }
+        }
+        if state.connector_config(name).is_none() {
+            return Err(InternalRequestError::Failed(not_found(name)));
+        }
+        let configs = internal::parse_task_configs(body).map_err(InternalRequestError::Failed)?;
+        self.shared
+            .write_task_configs(name, &configs)
+            .await
+            .map_err(InternalRequestError::Failed)
+    }
+
+    fn state(&self) -> ConfigState {
+        self.shared.configs.state()
+    }
+
+    fn exists(&self, name: &str) -> Result<ConfigState> {
+        let state = self.state();
+        if state.connector_config(name).is_some() {
+            Ok(state)
+        } else {
+            Err(not_found(name))
+        }
+    }
+
+    fn kind_of(&self, config: &ConfigMap) -> String {
+        config
+            .get("connector.class")
+            .and_then(|c| self.shared.worker.plugins().connector(c.trim()).ok())
+            .map_or_else(|| "unknown".to_string(), |p| p.kind.as_str().to_string())
+    }
+
+    fn info(&self, name: &str, state: &ConfigState) -> Result<ConnectorInfo> {
+        let config = state
+            .connector_config(name)
+            .map(properties_to_map)
+            .ok_or_else(|| not_found(name))?;
+        let tasks = state
+            .tasks(name)
+            .into_iter()
+            .map(|id| TaskRef {
+                connector: name.to_string(),
+                task: id.task.max(0) as u32,
+            })
+            .collect();
+        Ok(ConnectorInfo {
+            name: name.to_string(),
+            kind: self.kind_of(&config),
+            config,
+            tasks,
+        })
+    }
+
+    fn check_valid(&self, config: &ConfigMap) -> Result<()> {
+        let (_, reports) = self.shared.worker.validate(config)?;
+        let errors: Vec<String> = reports
+            .into_iter()
+            .flat_map(|r| {
+                r.errors
+                    .into_iter()
+                    .map(move |e| format!("{}: {e}", r.name))
+            })
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(invalid_config(&errors))
+        }
+    }
+
+    fn state_info(&self, status: Option<Status>, version: &str) -> StateInfo {
+        match status {
+            Some(s) => StateInfo {
+                state: s.state.name().to_string(),
+                worker_id: s.worker_id,
+                version: s.version.unwrap_or_else(|| version.to_string()),
+                trace: s.trace,
+            },
+            None => StateInfo {
+                state: RtState::Unassigned.name().to_string(),
+                worker_id: String::new(),
+                version: version.to_string(),
+                trace: None,
+            },
+        }
+    }
+
+    fn version_of(&self, config: &ConfigMap) -> String {
+        config
+            .get("connector.class")
+            .and_then(|c| self.shared.worker.plugins().connector(c.trim()).ok())
+            .map(|p| p.create().as_connector_ref().version())
+            .unwrap_or_default()
+    }
+}
+
+/// Why an internal request was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum InternalRequestError {
+    /// This worker does not lead the group (409; the leader's URL when
+    /// known, for the sender to retry there).
+    #[error("this worker is not the leader{}", .0.as_ref().map(|u| format!("; the leader is {u}")).unwrap_or_default())]
+    NotLeader(Option<String>),
+    /// The group signs requests but the leader has no session key yet
+    /// (409 in Kafka: retry after the rebalance).
+    #[error("no session key has been distributed yet; retry after the rebalance")]
+    NoSessionKey,
+    /// A missing, unsupported or wrong signature.
+    #[error(transparent)]
+    Signature(#[from] internal::SignatureError),
+    /// The request itself failed.
+    #[error(transparent)]
+    Failed(ConnectError),
+}
+
+#[async_trait]
+impl Herder for DistributedHerder {
+    fn worker_id(&self) -> &str {
+        self.shared.worker.worker_id()
+    }
+
+    fn config(&self) -> &WorkerConfig {
+        self.shared.worker.config()
+    }
+
+    fn plugins(&self) -> &Plugins {
+        self.shared.worker.plugins()
+    }
+
+    fn set_listener_address(&self, addr: SocketAddr) {
+        self.shared.worker.set_listener_address(addr);
+    }
+
+    async fn kafka_cluster_id(&self) -> Option<String> {
+        self.shared.worker.kafka_cluster_id().await
+    }
+
+    fn metrics(&self) -> Option<&connect_runtime::metrics::WorkerMetrics> {
+        Some(self.shared.worker.metrics())
+    }
+
+    fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)> {
+        self.shared.worker.validate(config)
+    }
+
+    async fn connector_names(&self) -> Vec<String> {
+        self.state().connectors().map(str::to_string).collect()
+    }
+
+    async fn create_connector(
+        &self,
+        name: &str,
+        mut config: ConfigMap,
+        initial: RtTarget,
+    ) -> Result<ConnectorInfo> {
+        config.insert("name".into(), name.to_string());
+        self.check_valid(&config)?;
+        self.shared.configs.read_to_end().await?;
+        if self.state().connector_config(name).is_some() {
+            return Err(ConnectError::conflict(format!(
+                "Connector {name} already exists"
+            )));
+        }
+        let mut records = Vec::new();
+        // As Kafka: the target state first, so no worker starts it
+        // running when it should not.
+        if initial != RtTarget::Started {
+            records.push(ConfigRecord::TargetState {
+                connector: name.to_string(),
+                state: topic_target(initial),
+            });
+        }
+        records.push(ConfigRecord::Connector {
+            connector: name.to_string(),
+            properties: map_to_properties(&config),
+        });
+        self.shared.configs.write(records).await?;
+        self.info(name, &self.state())
+    }
+
+    async fn put_connector_config(
+        &self,
+        name: &str,
+        mut config: ConfigMap,
+    ) -> Result<(ConnectorInfo, bool)> {
+        config.insert("name".into(), name.to_string());
+        self.check_valid(&config)?;
+        self.shared.configs.read_to_end().await?;
+        let created = self.state().connector_config(name).is_none();
+        self.shared
+            .configs
+            .write(vec![ConfigRecord::Connector {
+                connector: name.to_string(),
+                properties: map_to_properties(&config),
+            }])
+            .await?;
+        Ok((self.info(name, &self.state())?, created))
+    }
+
+    async fn delete_connector(&self, name: &str) -> Result<()> {
+        self.shared.configs.read_to_end().await?;
+        self.exists(name)?;
+        self.shared
+            .configs
+            .write(vec![
+                ConfigRecord::Tombstone(ConfigKey::Connector(name.to_string())),
+                ConfigRecord::Tombstone(ConfigKey::TargetState(name.to_string())),
+            ])
+            .await
+    }
+
+    async fn connector_info(&self, name: &str) -> Result<ConnectorInfo> {
+        self.info(name, &self.state())
+    }
+
+    async fn task_configs(&self, name: &str) -> Result<Vec<ConfigMap>> {
+        let state = self.exists(name)?;
+        Ok(engine::committed_task_configs(&state, name).unwrap_or_default())
+    }
+
+    async fn connector_status(&self, name: &str) -> Result<ConnectorStatus> {
+        let state = self.exists(name)?;
+        let config = state
+            .connector_config(name)
+            .map(properties_to_map)
+            .unwrap_or_default();
+        let version = self.version_of(&config);
+        let connector = self.shared.status.connector_status(name).ok_or_else(|| {
+            ConnectError::not_found(format!("No status found for connector {name}"))
+        })?;
+        let tasks = state
+            .tasks(name)
+            .into_iter()
+            .filter_map(|id| {
+                let status = self.shared.status.task_status(&id)?;
+                Some(TaskStateInfo {
+                    id: id.task.max(0) as u32,
+                    state: self.state_info(Some(status), &version),
+                })
+            })
+            .collect();
+        Ok(ConnectorStatus {
+            name: name.to_string(),
+            connector: self.state_info(Some(connector), &version),
+            tasks,
+            kind: self.kind_of(&config),
+        })
+    }
+
+    async fn task_status(&self, name: &str, task: u32) -> Result<TaskStateInfo> {
+        let status = self.connector_status(name).await?;
+        status
+            .tasks
+            .into_iter()
+            .find(|t| t.id == task)
+            .ok_or_else(|| {
+                ConnectError::not_found(format!("No status found for task {name}-{task}"))
+            })
+    }
+
+    async fn pause(&self, name: &str) -> Result<()> {
+        self.retarget(name, TargetState::Paused).await
+    }
+
+    async fn resume(&self, name: &str) -> Result<()> {
+        self.retarget(name, TargetState::Started).await
+    }
+
+    async fn stop(&self, name: &str) -> Result<()> {
+        self.retarget(name, TargetState::Stopped).await
+    }
+
+    async fn restart_connector(
+        &self,
+        name: &str,
+        include_tasks: bool,
+        only_failed: bool,
+    ) -> Result<ConnectorStatus> {
+        self.shared.configs.read_to_end().await?;
+        self.exists(name)?;
+        // The plan, as Kafka answers it: what will restart shows RESTARTING.
+        let mut plan = self.connector_status(name).await?;
+        let failed = |s: &StateInfo| s.state == RtState::Failed.name();
+        if !only_failed || failed(&plan.connector) {
+            plan.connector.state = RtState::Restarting.name().to_string();
+        }
+        if include_tasks {
+            for t in &mut plan.tasks {
+                if !only_failed || failed(&t.state) {
+                    t.state.state = RtState::Restarting.name().to_string();
+                }
+            }
+        }
+        self.shared
+            .configs
+            .write(vec![ConfigRecord::RestartRequest {
+                connector: name.to_string(),
+                include_tasks,
+                only_failed,
+            }])
+            .await?;
+        Ok(plan)
+    }
+
+    async fn restart_task(&self, name: &str, task: u32) -> Result<()> {
+        let state = self.exists(name)?;
+        let id = ConnectorTaskId::new(name, task as i32);
+        let Some(task_config) = state.task_config(&id).map(properties_to_map) else {
+            return Err(ConnectError::not_found(format!(
+                "Task {name}-{task} not found"
+            )));
+        };
+        let owner = self
+            .shared
+            .status
+            .task_status(&id)
+            .map(|s| s.worker_id)
+            .unwrap_or_default();
+        if owner == self.shared.worker.worker_id() {
+            let connector = state
+                .connector_config(name)
+                .map(properties_to_map)
+                .unwrap_or_default();
+            let target = runtime_target(state.target_state(name).unwrap_or(TargetState::Started));
+            self.shared
+                .status
+                .task_state(&runtime_task_id(name, task), RtState::Restarting, None);
+            return self
+                .shared
+                .worker
+                .start_assigned_task(name, task, connector, &task_config, target)
+                .await;
+        }
+        if owner.is_empty() {
+            return Err(ConnectError::conflict(format!(
+                "Task {name}-{task} is not running on any worker yet; retry after the rebalance"
+            )));
+        }
+        // Kafka forwards a task restart to the worker that runs it.
+        let url = format!(
+            "http://{owner}/connectors/{}/tasks/{task}/restart?forward=true",
+            url_segment(name)
+        );
+        let (status, body) =
+            internal::send("POST", &url, Vec::new(), &[], Duration::from_secs(30)).await?;
+        if (200..300).contains(&status) {
+            Ok(())
+        } else {
+            Err(ConnectError::other(format!(
+                "the worker {owner} running {name}-{task} answered {status}: {}",
+                String::from_utf8_lossy(&body)
+            )))
+        }
+    }
+
+    async fn connector_topics(&self, name: &str) -> Result<Vec<String>> {
+        self.exists(name)?;
+        if !self.shared.worker.config().topic_tracking().0 {
+            return Err(ConnectError::config(
+                "topic.tracking.enable",
+                "Topic tracking is disabled.",
+            ));
+        }
+        Ok(self.shared.status.topics(name))
+    }
+
+    async fn reset_connector_topics(&self, name: &str) -> Result<()> {
+        self.exists(name)?;
+        match self.shared.worker.config().topic_tracking() {
+            (false, _) => Err(ConnectError::config(
+                "topic.tracking.enable",
+                "Topic tracking is disabled.",
+            )),
+            (true, false) => Err(ConnectError::config(
+                "topic.tracking.allow.reset",
+                "Topic tracking reset is disabled.",
+            )),
+            (true, true) => {
+                self.shared.status.reset_topics(name);
+                Ok(())
+            }
+        }
+    }
+
+    async fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets> {
+        let state = self.exists(name)?;
+        let config = state
+            .connector_config(name)
+            .map(properties_to_map)
+            .unwrap_or_default();
+        self.shared.worker.offsets_of(name, &config).await
+    }
+
+    async fn alter_connector_offsets(
+        &self,
+        name: &str,
+        changes: Vec<OffsetChange>,
+    ) -> Result<String> {
+        let config = self.stopped_config(name).await?;
+        self.shared
+            .worker
+            .modify_offsets_of(name, &config, Some(changes))
+            .await
+    }
+
+    async fn reset_connector_offsets(&self, name: &str) -> Result<String> {
+        let config = self.stopped_config(name).await?;
+        self.shared
+            .worker
+            .modify_offsets_of(name, &config, None)
+            .await
+    }
+}
+
+impl DistributedHerder {
+    async fn retarget(&self, name: &str, target: TargetState) -> Result<()> {
+        self.shared.configs.read_to_end().await?;
+        self.exists(name)?;
+        self.shared
+            .configs
+            .write(vec![ConfigRecord::TargetState {
+                connector: name.to_string(),
+                state: target,
+            }])
+            .await
+    }
+
+    /// The config of `name` when it is STOPPED (KIP-875's precondition for
+    /// offset changes), with Kafka's message otherwise.
+    async fn stopped_config(&self, name: &str) -> Result<ConfigMap> {
+        self.shared.configs.read_to_end().await?;
+        let state = self.exists(name)?;
+        if state.target_state(name) != Some(TargetState::Stopped) {
+            return Err(ConnectError::data(format!(
+                "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
+            )));
+        }
+        Ok(state
+            .connector_config(name)
+            .map(properties_to_map)
+            .unwrap_or_default())
+    }
+}
+
+fn not_found(name: &str) -> ConnectError {
+    ConnectError::not_found(format!("Connector {name} not found"))
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A connector name as one URL path segment.
+fn url_segment(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Java's properties (string or null values) as a runtime config: a null
+/// value is left out, as Java's `ConfigDef` treats it as unset.
+pub(crate) fn properties_to_map(props: &Properties) -> ConfigMap {
+    props
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| (k.clone(), v.clone())))
+        .collect()
+}
+
+fn map_to_properties(config: &ConfigMap) -> Properties {
+    config
+        .iter()
+        .map(|(k, v)| (k.clone(), Some(v.clone())))
+        .collect()
+}
+
+fn runtime_target(target: TargetState) -> RtTarget {
+    match target {
+        TargetState::Started => RtTarget::Started,
+        TargetState::Paused => RtTarget::Paused,
+        TargetState::Stopped => RtTarget::Stopped,
+    }
+}
+
+fn topic_target(target: RtTarget) -> TargetState {
+    match target {
+        RtTarget::Started => TargetState::Started,
+        RtTarget::Paused => TargetState::Paused,
+        RtTarget::Stopped => TargetState::Stopped,
+    }
+}
+
+fn runtime_task_id(name: &str, task: u32) -> connect_runtime::status::TaskId {
+    connect_runtime::status::TaskId {
+        connector: name.to_string(),
+        task,
+    }
+}
