@@ -21,7 +21,10 @@
 //!   rebalances and self-fencing as events;
 //! - [`topics`]: the config and status topics' records with Java's exact
 //!   bytes, and [`topics::config_state::ConfigState`], Java's replay of the
-//!   config topic that the leader's snapshot comes from.
+//!   config topic that the leader's snapshot comes from;
+//! - [`stores`]: the config and status topics kept through
+//!   `connect_runtime::kafka_log::KafkaLog`: [`stores::KafkaConfigLog`]
+//!   and [`stores::KafkaStatusStore`].
 //!
 //! The herder builds on these (issue #15).
 //!
@@ -40,4 +43,6 @@ pub mod assignor;
 pub mod group;
 pub mod herder;
 pub mod protocol;
+pub mod run;
+pub mod stores;
 pub mod topics;

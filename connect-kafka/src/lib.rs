@@ -85,7 +85,8 @@ pub trait Producer: Send + Sync {
 }
 
 /// Consumes records as a member of a consumer group (`group.id`), honoring
-/// `auto.offset.reset`, `isolation.level` and `enable.auto.commit`.
+/// `auto.offset.reset`, `isolation.level` and `enable.auto.commit`, or from
+/// explicitly assigned partitions without a group ([`Consumer::assign`]).
 #[async_trait]
 pub trait Consumer: Send {
     /// Replace the subscription; partitions arrive as
@@ -127,6 +128,35 @@ pub trait Consumer: Send {
     /// last learned it, without asking the cluster: what lag is measured
     /// against. `None` when not known (the default).
     fn end_offset(&self, partition: &TopicPartition) -> Option<i64> {
+        let _ = partition;
+        None
+    }
+
+    /// Read exactly `partitions` from now on, outside any consumer group
+    /// (Kafka's `assign`): each from the given offset, or from the start of
+    /// its log when `None`. Replaces an earlier assignment; no rebalance
+    /// events follow, and nothing is committed (create the consumer with
+    /// `enable.auto.commit=false`; `group.id` is not needed). An offset out
+    /// of the log's range follows `auto.offset.reset`. Fails on a consumer
+    /// that subscribed to a group.
+    fn assign(&mut self, partitions: &[(TopicPartition, Option<i64>)]) -> Result<(), KafkaError>;
+
+    /// The end offsets (high watermarks: the offset the next record will
+    /// get) of `partitions`, in their order, asked from the cluster now,
+    /// unlike [`Consumer::end_offset`]. Works for any partition, assigned
+    /// or not.
+    async fn end_offsets(
+        &mut self,
+        partitions: &[TopicPartition],
+        timeout: Duration,
+    ) -> Result<Vec<i64>, KafkaError>;
+
+    /// The offset of the next record this consumer will return for the
+    /// assigned `partition` (past skipped transaction markers and compacted
+    /// gaps), when the adapter knows it; `None` otherwise (the default).
+    /// Lets a reader that must reach an end offset see that it did even
+    /// when the last offsets hold no record it receives.
+    fn position(&self, partition: &TopicPartition) -> Option<i64> {
         let _ = partition;
         None
     }

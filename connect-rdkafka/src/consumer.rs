@@ -146,6 +146,26 @@ impl ConsumerContext for EventContext {
     }
 }
 
+/// `config` for a consumer the caller gave no `group.id`: librdkafka's
+/// `assign` refuses to work without one ("Unknown group"), so it gets a
+/// name of its own that it never joins (only `subscribe` joins, and the
+/// adapter refuses that without the caller's `group.id`) and never commits
+/// to (auto commit is off: there is no group of the caller's to commit to).
+fn without_group(config: &::rdkafka::ClientConfig) -> ::rdkafka::ClientConfig {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut native = config.clone();
+    native.set(
+        "group.id",
+        format!(
+            "connect-rs-unjoined-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ),
+    );
+    native.set("enable.auto.commit", "false");
+    native
+}
+
 fn partitions(tpl: &TopicPartitionList) -> Vec<TopicPartition> {
     tpl.elements()
         .iter()
@@ -201,12 +221,15 @@ impl RdConsumer {
             closing: AtomicBool::new(false),
             debug: crate::client_log::debug_asked(config),
         };
-        let inner: StreamConsumer<EventContext> = config
-            .create_with_context(context)
-            .map_err(|e| from_rd(&e, "creating the consumer"))?;
+        let group_id = config.get("group.id").map(str::to_string);
+        let inner: StreamConsumer<EventContext> = match group_id {
+            Some(_) => config.create_with_context(context),
+            None => without_group(config).create_with_context(context),
+        }
+        .map_err(|e| from_rd(&e, "creating the consumer"))?;
         Ok(RdConsumer {
             inner: Arc::new(inner),
-            group_id: config.get("group.id").map(str::to_string),
+            group_id,
             max_poll_records,
             stash: Vec::new(),
             topics: HashMap::new(),
@@ -584,6 +607,54 @@ impl Consumer for RdConsumer {
 
     fn end_offset(&self, partition: &TopicPartition) -> Option<i64> {
         ffi::cached_high_watermark(self.inner.client(), &partition.topic, partition.partition)
+    }
+
+    fn assign(&mut self, partitions: &[(TopicPartition, Option<i64>)]) -> Result<(), KafkaError> {
+        let mut tpl = TopicPartitionList::with_capacity(partitions.len());
+        for (tp, offset) in partitions {
+            let offset = offset.map_or(Offset::Beginning, Offset::Offset);
+            tpl.add_partition_offset(&tp.topic, tp.partition, offset)
+                .map_err(|e| from_rd(&e, format_args!("assign {tp}")))?;
+        }
+        // Records fetched for an earlier assignment are not wanted any more.
+        self.stash.clear();
+        self.pending_seeks.clear();
+        self.inner
+            .assign(&tpl)
+            .map_err(|e| from_rd(&e, "assign partitions"))
+    }
+
+    async fn end_offsets(
+        &mut self,
+        partitions: &[TopicPartition],
+        timeout: Duration,
+    ) -> Result<Vec<i64>, KafkaError> {
+        let inner = Arc::clone(&self.inner);
+        let asked = partitions.to_vec();
+        // fetch_watermarks blocks on a broker round trip: never on the
+        // async worker thread.
+        tokio::task::spawn_blocking(move || {
+            asked
+                .iter()
+                .map(|tp| {
+                    inner
+                        .fetch_watermarks(&tp.topic, tp.partition, timeout)
+                        .map(|(_low, high)| high)
+                        .map_err(|e| from_rd(&e, format_args!("end offset of {tp}")))
+                })
+                .collect()
+        })
+        .await
+        .map_err(|e| KafkaError::fatal(format!("asking for end offsets did not finish: {e}")))?
+    }
+
+    fn position(&self, partition: &TopicPartition) -> Option<i64> {
+        let tpl = self.inner.position().ok()?;
+        let element = tpl.find_partition(&partition.topic, partition.partition)?;
+        match element.offset() {
+            Offset::Offset(o) => Some(o),
+            _ => None,
+        }
     }
 
     fn assignment(&self) -> Result<Vec<TopicPartition>, KafkaError> {

@@ -583,6 +583,80 @@ macro_rules! conformance {
     };
 }
 
+/// Assigned partitions are read outside any group, from the start or a
+/// given offset, and end offsets are asked from the cluster (what the
+/// config, offsets and status topics' log needs).
+async fn assign_without_a_group_and_end_offsets(backend: Backend) {
+    let topic = backend.topic(2).await;
+    let values: Vec<Vec<u8>> = (0..10).map(|i| format!("v{i}").into_bytes()).collect();
+    let records: Vec<OutRecord<'_>> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| OutRecord {
+            partition: Some((i % 2) as i32),
+            ..OutRecord::new(&topic, Some(v))
+        })
+        .collect();
+    produce(&backend, &records).await;
+    let config = ClientConfig::from([
+        ("auto.offset.reset", "earliest"),
+        ("enable.auto.commit", "false"),
+    ]);
+    let mut consumer = backend.cluster.consumer(&config).unwrap();
+    let p0 = TopicPartition::new(topic.as_str(), 0);
+    let p1 = TopicPartition::new(topic.as_str(), 1);
+    let both = [p0.clone(), p1.clone()];
+    assert_eq!(
+        consumer.end_offsets(&both, DEADLINE).await.unwrap(),
+        vec![5, 5]
+    );
+    consumer
+        .assign(&[(p0.clone(), None), (p1.clone(), Some(3))])
+        .unwrap();
+    let read = poll_records(&mut *consumer, 7).await;
+    let offsets = |p: i32| -> Vec<i64> {
+        read.iter()
+            .filter(|r| r.partition == p)
+            .map(|r| r.offset)
+            .collect()
+    };
+    assert_eq!(offsets(0), vec![0, 1, 2, 3, 4]);
+    assert_eq!(offsets(1), vec![3, 4]);
+    if let Some(position) = consumer.position(&p0) {
+        assert_eq!(position, 5, "the position is past the last record returned");
+    }
+    // A new assignment replaces the old one.
+    consumer.assign(&[(p0.clone(), Some(4))]).unwrap();
+    let again = poll_records(&mut *consumer, 1).await;
+    assert_eq!(
+        again
+            .iter()
+            .map(|r| (r.partition, r.offset))
+            .collect::<Vec<_>>(),
+        vec![(0, 4)]
+    );
+    consumer.close().await.unwrap();
+}
+
+/// Poll until `n` records arrived; no rebalance event is expected.
+async fn poll_records(consumer: &mut dyn Consumer, n: usize) -> Vec<ConsumedRecord> {
+    let deadline = Instant::now() + DEADLINE;
+    let mut out = Vec::new();
+    while out.len() < n {
+        assert!(
+            Instant::now() < deadline,
+            "got {} of {n} records",
+            out.len()
+        );
+        match consumer.poll(Duration::from_millis(100)).await.unwrap() {
+            Some(ConsumerEvent::Records(records)) => out.extend(records),
+            Some(other) => panic!("an assigned consumer got a group event: {other:?}"),
+            None => {}
+        }
+    }
+    out
+}
+
 /// Said on the terminal, not in the captured output (libtest captures only
 /// the print macros), so a run without a broker shows what it left out.
 fn skipped(case: &str) {
@@ -630,6 +704,7 @@ not_on_the_mock!(
 
 conformance!(
     ordering_and_offsets,
+    assign_without_a_group_and_end_offsets,
     keys_land_on_kafkas_partition,
     headers_keys_and_timestamps,
     commits_and_read_back,

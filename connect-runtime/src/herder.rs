@@ -136,6 +136,37 @@ pub trait Herder: Send + Sync + 'static {
 
     /// Reset every offset of the stopped connector `name`; Kafka's message.
     async fn reset_connector_offsets(&self, name: &str) -> Result<String>;
+
+    /// The internal request `POST /connectors/{name}/tasks`: a connector's
+    /// owner hands its new task configs (`body`, a JSON array of string
+    /// maps) to the group leader, signed as KIP-507 says (`signature`: the
+    /// `X-Connect-Request-Signature-Algorithm` and
+    /// `X-Connect-Authorization` headers). Only a distributed herder takes
+    /// them; a standalone worker answers 404.
+    async fn accept_task_configs(
+        &self,
+        name: &str,
+        body: &[u8],
+        signature: Option<(&str, &str)>,
+    ) -> std::result::Result<(), InternalRefusal> {
+        let _ = (name, body, signature);
+        Err(InternalRefusal {
+            status: 404,
+            message: "Internal task config requests are only taken by distributed workers"
+                .to_string(),
+        })
+    }
+}
+
+/// Why a herder refused an internal request between workers: the HTTP
+/// status to answer (400 unsigned, 403 badly signed, 409 not the leader or
+/// no session key yet, 404 unknown connector) and Kafka's message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InternalRefusal {
+    /// The HTTP status.
+    pub status: u16,
+    /// What was wrong.
+    pub message: String,
 }
 
 /// The standalone herder: the worker keeps its connectors itself.

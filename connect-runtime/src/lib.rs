@@ -17,6 +17,7 @@ pub mod kafka {
     pub use connect_rdkafka as rdkafka_adapter;
 }
 pub mod config_store;
+pub mod kafka_log;
 pub mod metrics;
 pub mod offsets;
 pub mod properties;

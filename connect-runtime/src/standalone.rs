@@ -95,8 +95,9 @@ pub fn run_standalone(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> 
     }
 }
 
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM: how a worker command waits
+/// for its stop signal.
+pub async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

@@ -320,6 +320,17 @@ async fn offsets_topic_store(wire: Wire) {
     }
     let store = open().await.expect("reopen");
     assert_eq!(store.get("src", &partition), Some(offset));
+    // A second worker's store follows the topic: after a refresh it has
+    // what the first wrote since it opened.
+    let other = open().await.expect("open a second store");
+    let mut moved = connect_api::SourceMap::new();
+    moved.insert("position".into(), 43.into());
+    store
+        .write("src", vec![(partition.clone(), Some(moved.clone()))])
+        .await
+        .expect("write again");
+    other.refresh().await.expect("refresh");
+    assert_eq!(other.get("src", &partition), Some(moved));
 }
 
 /// Two workers run the same sink connector, so its two tasks share one

@@ -15,16 +15,8 @@
 //! Logs go to stderr; `RUST_LOG` sets the initial filter (default `info`),
 //! and `PUT /admin/loggers/{target}` changes it while running.
 
-use std::io::IsTerminal;
-use std::sync::Arc;
-
-use connect_file::{FileStreamSinkConnector, FileStreamSourceConnector, SINK_NAMES, SOURCE_NAMES};
-use connect_runtime::rest::Loggers;
 use connect_runtime::standalone::run_standalone;
-use connect_runtime::worker::Plugins;
-use tracing_subscriber::layer::SubscriberExt;
-use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::{reload, EnvFilter};
+use connect_standalone::{file_plugins, init_logging, tune_allocator};
 
 /// mimalloc rather than the system allocator: with glibc's, the producer's
 /// delivery thread freeing librdkafka's buffers contends with the task
@@ -32,70 +24,9 @@ use tracing_subscriber::{reload, EnvFilter};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// mimalloc commits its arenas eagerly on Linux by default; with
-/// `MIMALLOC_ARENA_EAGER_COMMIT=0` the worker's peak memory under load is
-/// about 25 MB lower at the same CPU (BENCHMARKS.md, head-to-head). mimalloc
-/// reads its options from the environment as the process starts, before
-/// `main`, so the worker sets the variable and executes itself again, once
-/// (same pid, same arguments). Setting the variable yourself skips this.
-fn tune_allocator() {
-    use std::os::unix::process::CommandExt;
-    const KEY: &str = "MIMALLOC_ARENA_EAGER_COMMIT";
-    if std::env::var_os(KEY).is_some() {
-        return;
-    }
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    let mut args = std::env::args_os();
-    let mut command = std::process::Command::new(exe);
-    if let Some(arg0) = args.next() {
-        command.arg0(arg0);
-    }
-    let error = command.args(args).env(KEY, "0").exec();
-    // Only reached when exec failed: run on with the allocator's defaults.
-    eprintln!("connect-standalone: cannot restart with {KEY}=0 ({error}); running on with mimalloc's defaults");
-}
-
 fn main() {
     tune_allocator();
-    let initial = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".to_string());
-    let filter = EnvFilter::try_new(&initial).unwrap_or_else(|_| EnvFilter::new("info"));
-    let (filter, handle) = reload::Layer::new(filter);
-    let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
-    // CONNECT_LOG_FORMAT=json: one JSON object per line, for log shippers;
-    // a task's lines carry its span (connector and task) as fields.
-    let json = std::env::var("CONNECT_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));
-    if json {
-        tracing_subscriber::registry()
-            .with(filter)
-            .with(lines.json().with_current_span(true).with_span_list(false))
-            .init();
-    } else {
-        tracing_subscriber::registry()
-            .with(filter)
-            .with(lines.with_ansi(std::io::stderr().is_terminal()))
-            .init();
-    }
-    // The REST API's logger levels drive the live filter.
-    let loggers = Loggers::with_setter(
-        "INFO",
-        Arc::new(move |directive: &str| {
-            let filter = EnvFilter::try_new(directive).map_err(|e| e.to_string())?;
-            handle.reload(filter).map_err(|e| e.to_string())
-        }),
-    );
-
-    let mut plugins = Plugins::with_builtins();
-    let (source_class, source_aliases) = SOURCE_NAMES.split_first().expect("three names");
-    plugins.register_source(source_class, source_aliases, || {
-        Box::new(FileStreamSourceConnector::default())
-    });
-    let (sink_class, sink_aliases) = SINK_NAMES.split_first().expect("three names");
-    plugins.register_sink(sink_class, sink_aliases, || {
-        Box::new(FileStreamSinkConnector::default())
-    });
-
+    let loggers = init_logging();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    std::process::exit(run_standalone(args, plugins, loggers));
+    std::process::exit(run_standalone(args, file_plugins(), loggers));
 }

@@ -16,12 +16,13 @@ use std::time::Duration;
 use connect_api::config::ConfigMap;
 use connect_runtime::status::{State, TaskId};
 use connect_runtime::worker::Worker;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
 
-use super::{properties_to_map, runtime_target, RestartRequest, Shared};
+use super::{properties_to_map, runtime_target, Shared};
 use crate::group::{GroupEvent, GroupMember, Joined};
 use crate::protocol::{ConnectorTaskId, SubProtocol};
+use crate::stores::RestartRequest;
 use crate::topics::config::{ConfigRecord, TargetState};
 use crate::topics::config_state::ConfigState;
 
@@ -53,8 +54,7 @@ pub(super) struct Engine {
     /// The connectors and task generations seen at the last rebalance:
     /// a change means the leader must assign again.
     layout: BTreeMap<String, (i32, Option<i32>)>,
-    /// Restart requests up to this config offset are handled.
-    restarts_done: i64,
+    restarts: broadcast::Receiver<RestartRequest>,
 }
 
 impl Engine {
@@ -65,7 +65,7 @@ impl Engine {
         reconfigure: mpsc::UnboundedReceiver<String>,
         shutdown: watch::Receiver<bool>,
     ) -> Engine {
-        let restarts_done = shared.configs.state().offset();
+        let restarts = shared.configs.restart_requests();
         Engine {
             shared,
             member: Some(member),
@@ -78,7 +78,7 @@ impl Engine {
             rejoin_at: None,
             retry_at: None,
             layout: BTreeMap::new(),
-            restarts_done,
+            restarts,
         }
     }
 
@@ -240,7 +240,7 @@ impl Engine {
         if layout(&state) != self.layout {
             self.request_rejoin("connectors or task configs changed");
         }
-        self.handle_restarts(&state).await;
+        self.handle_restarts().await;
         self.reconcile().await;
         if self.shared.view().is_leader {
             self.leader_duties().await;
@@ -446,10 +446,22 @@ impl Engine {
     }
 
     /// Restart requests (`restart-connector-<c>`) read since the last look,
-    /// for whatever of the connector runs here.
-    async fn handle_restarts(&mut self, state: &ConfigState) {
-        let requests: Vec<RestartRequest> = self.shared.configs.restarts_since(self.restarts_done);
-        self.restarts_done = state.offset();
+    /// for whatever of the connector runs here: stopped here, then started
+    /// again by the reconciliation that follows.
+    async fn handle_restarts(&mut self) {
+        let mut requests = Vec::new();
+        loop {
+            match self.restarts.try_recv() {
+                Ok(r) => requests.push(r),
+                Err(broadcast::error::TryRecvError::Lagged(n)) => {
+                    tracing::warn!(
+                        missed = n,
+                        "restart requests came faster than they were handled; some were dropped"
+                    )
+                }
+                Err(_) => break,
+            }
+        }
         for r in requests {
             let status = &self.shared.status;
             if self.started.connectors.contains_key(&r.connector) {

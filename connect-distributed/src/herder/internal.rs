@@ -92,7 +92,7 @@ pub fn task_configs_body(configs: &[ConfigMap]) -> Vec<u8> {
 /// Parse a `POST /connectors/{c}/tasks` body; a clear error for anything
 /// but an array of string maps.
 pub fn parse_task_configs(body: &[u8]) -> Result<Vec<ConfigMap>, ConnectError> {
-    let bad = |why: String| ConnectError::data(format!("task configs body: {why}"));
+    let bad = |why: String| ConnectError::config("request", format!("task configs body: {why}"));
     let value: serde_json::Value =
         serde_json::from_slice(body).map_err(|e| bad(format!("not JSON: {e}")))?;
     let serde_json::Value::Array(items) = value else {

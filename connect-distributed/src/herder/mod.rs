@@ -32,36 +32,24 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 use connect_api::config::{ConfigMap, ConfigReport};
 use connect_api::{ConnectError, Result};
-use connect_runtime::herder::Herder;
+use connect_runtime::herder::{Herder, InternalRefusal};
 use connect_runtime::status::{State as RtState, StatusStore, TargetState as RtTarget};
 use connect_runtime::worker::offset_admin::{ConnectorOffsets, OffsetChange};
 use connect_runtime::worker::{
     invalid_config, ConnectorInfo, ConnectorStatus, Plugins, StateInfo, TaskRef, TaskStateInfo,
     Worker, WorkerConfig,
 };
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 pub use config::{DistributedConfig, TopicSettings};
 
 use crate::assignor::{assign, AssignorState, Member, RoundInput};
 use crate::group::{GroupHandler, GroupMember, HandlerError, LeaderRound, WorkerState};
 use crate::protocol::{ConnectorTaskId, SubProtocol};
+use crate::stores::{KafkaConfigLog, KafkaStatusStore, RestartRequest};
 use crate::topics::config::{ConfigKey, ConfigRecord, Properties, SessionKey, TargetState};
 use crate::topics::config_state::ConfigState;
 use crate::topics::status::Status;
-
-/// A `restart-connector-<c>` request read from the config topic.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RestartRequest {
-    /// Its offset in the config topic.
-    pub offset: i64,
-    /// The connector.
-    pub connector: String,
-    /// Restart its tasks too.
-    pub include_tasks: bool,
-    /// Only what is FAILED.
-    pub only_failed: bool,
-}
 
 /// The config topic as the herder uses it: Java's replay
 /// ([`ConfigState`]), kept current by a reader that follows the topic.
@@ -71,12 +59,31 @@ pub trait ConfigTopic: Send + Sync + 'static {
     fn state(&self) -> ConfigState;
     /// Changes each time records were applied.
     fn changes(&self) -> watch::Receiver<i64>;
-    /// Restart requests read at or after config offset `offset`.
-    fn restarts_since(&self, offset: i64) -> Vec<RestartRequest>;
+    /// Restart requests (`restart-connector-<c>`) read from now on.
+    fn restart_requests(&self) -> broadcast::Receiver<RestartRequest>;
     /// Wait until everything written to the topic so far is applied.
     async fn read_to_end(&self) -> Result<()>;
     /// Append `records` in order and wait until they are applied here.
     async fn write(&self, records: Vec<ConfigRecord>) -> Result<()>;
+}
+
+#[async_trait]
+impl ConfigTopic for KafkaConfigLog {
+    fn state(&self) -> ConfigState {
+        self.snapshot()
+    }
+    fn changes(&self) -> watch::Receiver<i64> {
+        KafkaConfigLog::changes(self)
+    }
+    fn restart_requests(&self) -> broadcast::Receiver<RestartRequest> {
+        KafkaConfigLog::restart_requests(self)
+    }
+    async fn read_to_end(&self) -> Result<()> {
+        KafkaConfigLog::read_to_end(self).await
+    }
+    async fn write(&self, records: Vec<ConfigRecord>) -> Result<()> {
+        KafkaConfigLog::write(self, &records).await
+    }
 }
 
 /// The status topic as the herder uses it: the runtime's [`StatusStore`]
@@ -88,6 +95,18 @@ pub trait StatusTopic: StatusStore + 'static {
     fn connector_status(&self, name: &str) -> Option<Status>;
     /// The stored status of a task.
     fn task_status(&self, id: &ConnectorTaskId) -> Option<Status>;
+}
+
+impl StatusTopic for KafkaStatusStore {
+    fn set_generation(&self, generation: i32) {
+        KafkaStatusStore::set_generation(self, generation)
+    }
+    fn connector_status(&self, name: &str) -> Option<Status> {
+        KafkaStatusStore::connector_status(self, name)
+    }
+    fn task_status(&self, id: &ConnectorTaskId) -> Option<Status> {
+        KafkaStatusStore::task_status(self, id)
+    }
 }
 
 /// What the loop shares with REST calls.
@@ -275,7 +294,7 @@ impl GroupHandler for Coordination {
 /// #     settings: connect_distributed::herder::DistributedConfig,
 /// # ) -> connect_api::Result<()> {
 /// use connect_distributed::herder::DistributedHerder;
-/// use connect_runtime::herder::Herder;
+/// use connect_runtime::herder::{Herder, InternalRefusal};
 ///
 /// let herder = DistributedHerder::new(worker, configs, status, settings);
 /// herder.start("http://10.0.0.5:8083/")?; // joins the group
@@ -379,7 +398,7 @@ impl DistributedHerder {
     /// from the connector's owner. Only the leader takes them; with a
     /// session key the request must be signed with it (`signature`: the
     /// algorithm and signature headers).
-    pub async fn accept_task_configs(
+    pub async fn take_task_configs(
         &self,
         name: &str,
         body: &[u8],
@@ -806,6 +825,36 @@ impl Herder for DistributedHerder {
             .modify_offsets_of(name, &config, None)
             .await
     }
+
+    async fn accept_task_configs(
+        &self,
+        name: &str,
+        body: &[u8],
+        signature: Option<(&str, &str)>,
+    ) -> std::result::Result<(), InternalRefusal> {
+        self.take_task_configs(name, body, signature)
+            .await
+            .map_err(|e| InternalRefusal {
+                status: e.status(),
+                message: e.to_string(),
+            })
+    }
+}
+
+impl InternalRequestError {
+    /// The HTTP status Kafka answers with.
+    pub fn status(&self) -> u16 {
+        match self {
+            InternalRequestError::NotLeader(_) | InternalRequestError::NoSessionKey => 409,
+            InternalRequestError::Signature(internal::SignatureError::Invalid) => 403,
+            InternalRequestError::Signature(_) => 400,
+            InternalRequestError::Failed(e) => match e.kind() {
+                connect_api::ErrorKind::NotFound => 404,
+                connect_api::ErrorKind::Config { .. } => 400,
+                _ => 500,
+            },
+        }
+    }
 }
 
 impl DistributedHerder {
@@ -827,7 +876,7 @@ impl DistributedHerder {
         self.shared.configs.read_to_end().await?;
         let state = self.exists(name)?;
         if state.target_state(name) != Some(TargetState::Stopped) {
-            return Err(ConnectError::data(format!(
+            return Err(ConnectError::config("request", format!(
                 "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
             )));
         }

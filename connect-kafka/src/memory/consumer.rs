@@ -325,6 +325,22 @@ impl MemoryConsumer {
     }
 }
 
+/// The log of `tp`, when the topic and partition exist.
+fn partition_log<'s>(state: &'s State, tp: &TopicPartition) -> Option<&'s PartitionLog> {
+    state
+        .topics
+        .get(&*tp.topic)?
+        .partitions
+        .get(usize::try_from(tp.partition).ok()?)
+}
+
+fn unknown_partition(tp: &TopicPartition) -> KafkaError {
+    KafkaError::new(
+        KafkaErrorKind::UnknownTopicOrPartition,
+        format!("partition {tp} does not exist"),
+    )
+}
+
 /// Copy up to `limit` readable records from `position`; return the next position.
 fn read(
     log: &PartitionLog,
@@ -494,12 +510,54 @@ impl Consumer for MemoryConsumer {
 
     fn end_offset(&self, partition: &TopicPartition) -> Option<i64> {
         let state = self.cluster.lock();
-        let log = state
-            .topics
-            .get(&*partition.topic)?
-            .partitions
-            .get(usize::try_from(partition.partition).ok()?)?;
-        Some(log.end_offset)
+        partition_log(&state, partition).map(|log| log.end_offset)
+    }
+
+    fn assign(&mut self, partitions: &[(TopicPartition, Option<i64>)]) -> Result<(), KafkaError> {
+        if self.member_id.is_some() {
+            return Err(KafkaError::new(
+                KafkaErrorKind::Config,
+                "cannot assign partitions to a consumer that subscribed to a group",
+            ));
+        }
+        let mut owned = Vec::with_capacity(partitions.len());
+        {
+            let state = self.cluster.lock();
+            for (tp, offset) in partitions {
+                let log = partition_log(&state, tp).ok_or_else(|| unknown_partition(tp))?;
+                owned.push(Owned {
+                    tp: tp.clone(),
+                    position: Some(offset.unwrap_or(log.start_offset)),
+                    paused: false,
+                });
+            }
+        }
+        self.owned = owned;
+        self.cluster.changed.notify_waiters();
+        Ok(())
+    }
+
+    async fn end_offsets(
+        &mut self,
+        partitions: &[TopicPartition],
+        _timeout: Duration,
+    ) -> Result<Vec<i64>, KafkaError> {
+        let state = self.cluster.lock();
+        partitions
+            .iter()
+            .map(|tp| {
+                partition_log(&state, tp)
+                    .map(|log| log.end_offset)
+                    .ok_or_else(|| unknown_partition(tp))
+            })
+            .collect()
+    }
+
+    fn position(&self, partition: &TopicPartition) -> Option<i64> {
+        self.owned
+            .iter()
+            .find(|o| &o.tp == partition)
+            .and_then(|o| o.position)
     }
 
     fn assignment(&self) -> Result<Vec<TopicPartition>, KafkaError> {

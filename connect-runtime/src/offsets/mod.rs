@@ -37,6 +37,13 @@ pub trait OffsetStore: Send + Sync {
     /// Store `entries` for `connector` atomically: after `Ok`, all of them
     /// survive a crash; after `Err`, none is guaranteed to.
     async fn write(&self, connector: &str, entries: Vec<OffsetEntry>) -> Result<()>;
+
+    /// Catch up with offsets other writers stored (other workers sharing
+    /// the offsets topic), so that reads after it see them. Stores nobody
+    /// else writes have nothing to do (the default).
+    async fn refresh(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// The canonical key of a (connector, partition) pair: Kafka's key shape

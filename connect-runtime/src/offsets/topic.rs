@@ -4,53 +4,45 @@
 //! Records are keyed `["<connector>",{partition}]` (JSON, partition keys
 //! sorted so equal partitions compact together) with the offset JSON as
 //! value, or null to remove it: Kafka's own layout, readable by Kafka's
-//! tools. On open the whole topic is read back. To know where "the end" is
-//! through the narrow Kafka port (which has no end-offset query), the store
-//! writes one marker record per partition and reads until it has seen every
-//! marker; markers have a key that is not an offset key, which readers
-//! (Kafka's included) skip.
+//! tools. The topic is a [`KafkaLog`]: read to its end on open, then
+//! followed, so offsets other workers (Java ones included) write appear
+//! here; [`OffsetStore::refresh`] reads it to its end again. Nothing but
+//! offset records is written: Java workers share the topic.
 
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use connect_api::{ConnectError, Result, SourceMap};
+use connect_api::{Result, SourceMap};
 use serde_json::Value as Json;
 
 use super::{offset_key, OffsetEntry, OffsetStore, OffsetTable};
-use crate::kafka::{
-    AckFailure, ClientConfig, ConsumerEvent, CreateTopicOutcome, DeliveryWaiter, KafkaCluster,
-    NewTopic, OutRecord, Producer, SendError, Subscription,
-};
+use crate::kafka::{ClientConfig, KafkaCluster};
+use crate::kafka_log::{KafkaLog, LogSpec};
 
 /// Partitions of a created offsets topic (Kafka's default for `offset.storage.topic`).
 pub const DEFAULT_PARTITIONS: i32 = 25;
-/// Key tag of the end-of-log markers.
-const MARKER: &str = "__connect-rs.end-marker";
 
 /// An [`OffsetStore`] in a compacted Kafka topic.
 pub struct KafkaOffsetStore {
-    topic: String,
-    producer: Box<dyn Producer>,
-    acks: Arc<DeliveryWaiter>,
-    next_token: Mutex<u64>,
-    /// Serializes writers so each write's acks are its own.
+    log: KafkaLog,
+    /// Serializes writers so a write's records stay together in the topic.
     write_lock: tokio::sync::Mutex<()>,
-    table: RwLock<OffsetTable>,
-    timeout: Duration,
+    table: Arc<RwLock<OffsetTable>>,
 }
 
 impl std::fmt::Debug for KafkaOffsetStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("KafkaOffsetStore")
-            .field("topic", &self.topic)
+            .field("topic", &self.log.topic())
             .finish_non_exhaustive()
     }
 }
 
 impl KafkaOffsetStore {
     /// Open the store on `topic`, creating it (compacted, `partitions`,
-    /// `replication_factor`) when the cluster can, then reading it back.
+    /// `replication_factor`) when the cluster can, then reading it to its
+    /// end and following it.
     pub async fn open(
         cluster: &dyn KafkaCluster,
         client: &ClientConfig,
@@ -59,158 +51,50 @@ impl KafkaOffsetStore {
         replication_factor: i16,
         timeout: Duration,
     ) -> Result<KafkaOffsetStore> {
-        let admin = cluster.admin(client)?;
-        // Describe first: creating is only needed once, and some clusters
-        // (librdkafka's mock) time out on CreateTopics.
-        let mut existing = admin.describe_topic(topic, timeout).await?;
-        if existing.is_none() {
-            let mut spec = NewTopic::new(topic, partitions).config("cleanup.policy", "compact");
-            spec.replication_factor = replication_factor;
-            match admin.create_topic(&spec, timeout).await {
-                Ok(CreateTopicOutcome::Created | CreateTopicOutcome::AlreadyExists) => {}
-                Ok(CreateTopicOutcome::Unsupported { reason }) => {
-                    tracing::warn!(topic, %reason, "cannot create the offsets topic")
-                }
-                Err(e) => tracing::warn!(topic, error = %e, "creating the offsets topic failed"),
-            }
-            existing = admin.describe_topic(topic, timeout).await?;
-        }
-        let partitions = existing.map(|d| d.partitions).ok_or_else(|| {
-            ConnectError::config(
-                "offset.storage.topic",
-                format!("the offsets topic '{topic}' does not exist and could not be created; create it (compacted) and restart"),
-            )
-        })?;
-        let acks = Arc::new(DeliveryWaiter::default());
-        let mut producer_config = client.clone();
-        producer_config.insert("acks".into(), "all".into());
-        let producer = cluster.producer(&producer_config, acks.clone())?;
-        let store = KafkaOffsetStore {
-            topic: topic.to_string(),
-            producer,
-            acks,
-            next_token: Mutex::new(0),
-            write_lock: tokio::sync::Mutex::new(()),
-            table: RwLock::new(OffsetTable::default()),
-            timeout,
-        };
-        let table = store.read_back(cluster, client, partitions).await?;
-        if let Ok(mut t) = store.table.write() {
-            *t = table;
-        }
-        Ok(store)
-    }
-
-    /// The first of `n` fresh tokens.
-    fn tokens(&self, n: u64) -> Result<u64> {
-        let mut next = self
-            .next_token
-            .lock()
-            .map_err(|_| ConnectError::other("offset store token lock poisoned"))?;
-        let from = *next;
-        *next += n;
-        Ok(from)
-    }
-
-    async fn send(&self, record: &OutRecord<'_>, token: u64) -> Result<()> {
-        self.acks.sending();
-        loop {
-            match self.producer.send(record, token) {
-                Ok(()) => return Ok(()),
-                Err(SendError::QueueFull) => tokio::time::sleep(Duration::from_millis(5)).await,
-                Err(SendError::Kafka(e)) => {
-                    self.acks.not_sent(token);
-                    return Err(ConnectError::from(e).context("cannot write to the offsets topic"));
-                }
-            }
-        }
-    }
-
-    /// Wait for every record sent (writers are serialized, so they are this
-    /// writer's), or the store's timeout.
-    async fn acknowledged(&self) -> Result<()> {
-        self.acks
-            .idle(Some(self.timeout))
-            .await
-            .map_err(|failure| match failure {
-                AckFailure::TimedOut { waited, .. } => ConnectError::retriable(format!(
-                    "offsets topic did not acknowledge the write within {waited:?}"
-                )),
-                AckFailure::Failed { first, .. } => {
-                    ConnectError::from(first).context("cannot write to the offsets topic")
-                }
-            })
-    }
-
-    /// Write one marker per partition, then read everything up to them.
-    async fn read_back(
-        &self,
-        cluster: &dyn KafkaCluster,
-        client: &ClientConfig,
-        partitions: i32,
-    ) -> Result<OffsetTable> {
-        let nonce = format!(
-            "{}-{:?}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
+        let table = Arc::new(RwLock::new(OffsetTable::default()));
+        let applied = Arc::clone(&table);
+        let spec = LogSpec::new(
+            topic,
+            "offset.storage.topic",
+            partitions,
+            replication_factor,
         );
-        let marker = serde_json::json!([MARKER, nonce]).to_string();
-        let from = self.tokens(partitions as u64)?;
-        for p in 0..partitions {
-            let record = OutRecord {
-                partition: Some(p),
-                key: Some(marker.as_bytes()),
-                ..OutRecord::new(&self.topic, None)
-            };
-            self.send(&record, from + p as u64).await?;
-        }
-        self.acknowledged().await?;
-
-        let mut config = client.clone();
-        config.insert("group.id".into(), format!("connect-offsets-reader-{nonce}"));
-        config.insert("auto.offset.reset".into(), "earliest".into());
-        config.insert("enable.auto.commit".into(), "false".into());
-        let mut consumer = cluster.consumer(&config)?;
-        consumer.subscribe(&Subscription::Topics(vec![self.topic.clone()]))?;
-        let mut table = OffsetTable::default();
-        let mut seen = vec![false; partitions as usize];
-        let deadline = tokio::time::Instant::now() + self.timeout.max(Duration::from_secs(30));
-        while seen.iter().any(|s| !s) {
-            if tokio::time::Instant::now() > deadline {
-                return Err(ConnectError::retriable(format!(
-                    "timed out reading the offsets topic '{}' back",
-                    self.topic
-                )));
-            }
-            let Some(ConsumerEvent::Records(batch)) =
-                consumer.poll(Duration::from_millis(200)).await?
-            else {
-                continue;
-            };
-            for r in batch {
+        let log = KafkaLog::open(
+            cluster,
+            client,
+            spec,
+            move |r| {
                 let Some(key) = r.key.as_deref() else {
-                    continue;
+                    return;
                 };
-                if key == marker.as_bytes() {
-                    if let Some(s) = seen.get_mut(r.partition as usize) {
-                        *s = true;
-                    }
-                    continue;
-                }
                 match parse_entry(key, r.value.as_deref()) {
                     Some((connector, partition, offset)) => {
-                        table.apply(&connector, vec![(partition, offset)])
+                        // Every change replaces a whole entry, so a panic
+                        // elsewhere cannot leave the table half-updated.
+                        applied
+                            .write()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .apply(&connector, vec![(partition, offset)]);
                     }
-                    None => {
-                        tracing::debug!(topic = %self.topic, "skipping a record that is not an offset")
-                    }
+                    None => tracing::debug!(
+                        topic = %r.topic, partition = r.partition, offset = r.offset,
+                        "skipping a record that is not an offset"
+                    ),
                 }
-            }
-        }
-        let _ = consumer.close().await;
-        Ok(table)
+            },
+            timeout,
+        )
+        .await?;
+        Ok(KafkaOffsetStore {
+            log,
+            write_lock: tokio::sync::Mutex::new(()),
+            table,
+        })
+    }
+
+    /// Stop following the topic and close its clients.
+    pub async fn close(self) -> Result<()> {
+        self.log.close().await
     }
 }
 
@@ -251,22 +135,36 @@ impl OffsetStore for KafkaOffsetStore {
             return Ok(());
         }
         let _guard = self.write_lock.lock().await;
-        let from = self.tokens(entries.len() as u64)?;
-        for (i, (partition, offset)) in entries.iter().enumerate() {
+        let mut pending = Vec::with_capacity(entries.len());
+        for (partition, offset) in &entries {
             let key = offset_key(connector, partition);
             let value = offset.as_ref().map(|o| Json::Object(o.clone()).to_string());
-            let record = OutRecord {
-                key: Some(key.as_bytes()),
-                ..OutRecord::new(&self.topic, value.as_deref().map(str::as_bytes))
-            };
-            self.send(&record, from + i as u64).await?;
+            pending.push(
+                self.log
+                    .enqueue(
+                        Some(key.as_bytes()),
+                        value.as_deref().map(str::as_bytes),
+                        None,
+                    )
+                    .await?,
+            );
         }
-        self.acknowledged().await?;
-        self.table
-            .write()
-            .map_err(|_| ConnectError::other("offset table poisoned"))?
-            .apply(connector, entries);
-        Ok(())
+        for p in pending {
+            p.wait()
+                .await
+                .map_err(|e| e.context("cannot store source offsets"))?;
+        }
+        // The table changes only through the follower, in topic order, so
+        // a later write by another worker is never undone; reading to the
+        // end lets this worker see its own write before returning.
+        self.refresh().await
+    }
+
+    async fn refresh(&self) -> Result<()> {
+        self.log
+            .read_to_end()
+            .await
+            .map_err(|e| e.context("cannot read the offsets topic to its end"))
     }
 }
 
@@ -294,7 +192,7 @@ mod tests {
         .unwrap()
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn offsets_survive_a_reopen_and_resets_remove_them() {
         let kafka = MemoryKafka::new();
         let a = map("filename", "a.txt".into());
@@ -332,6 +230,61 @@ mod tests {
                     .iter()
             )
             .any(|r| r.key.as_deref() == Some(br#"["src",{"filename":"a.txt"}]"#.as_slice())));
+    }
+
+    fn all_records(kafka: &MemoryKafka) -> Vec<crate::kafka::ConsumedRecord> {
+        (0..5)
+            .flat_map(|p| kafka.records("connect-offsets", p))
+            .collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_offset_records_are_written() {
+        let kafka = MemoryKafka::new();
+        let store = open(&kafka).await;
+        let _second = open(&kafka).await;
+        assert!(all_records(&kafka).is_empty(), "opening writes nothing");
+        store
+            .write(
+                "src",
+                vec![(map("f", "a".into()), Some(map("p", 1.into())))],
+            )
+            .await
+            .unwrap();
+        let records = all_records(&kafka);
+        assert_eq!(records.len(), 1);
+        assert!(records
+            .iter()
+            .all(|r| parse_entry(r.key.as_deref().unwrap(), r.value.as_deref()).is_some()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_second_store_sees_the_first_stores_writes_after_refresh() {
+        let kafka = MemoryKafka::new();
+        let first = open(&kafka).await;
+        let second = open(&kafka).await;
+        let a = map("filename", "a.txt".into());
+        first
+            .write("src", vec![(a.clone(), Some(map("position", 7.into())))])
+            .await
+            .unwrap();
+        second.refresh().await.unwrap();
+        assert_eq!(second.get("src", &a), Some(map("position", 7.into())));
+        first.write("src", vec![(a.clone(), None)]).await.unwrap();
+        second.refresh().await.unwrap();
+        assert_eq!(
+            second.get("src", &a),
+            None,
+            "a reset reaches the other store"
+        );
+        // A write through the second store wins over the first's older one.
+        second
+            .write("src", vec![(a.clone(), Some(map("position", 9.into())))])
+            .await
+            .unwrap();
+        first.refresh().await.unwrap();
+        assert_eq!(first.get("src", &a), Some(map("position", 9.into())));
+        second.close().await.unwrap();
     }
 
     #[test]

@@ -344,6 +344,35 @@ pub(super) async fn status(
 
 /// Task configs with config provider values put back as their references
 /// (as Kafka does), so `GET .../tasks` shows no resolved secret.
+/// `POST /connectors/{name}/tasks`: the internal request that hands a
+/// connector's new task configs to the leader (distributed mode only).
+pub(super) async fn put_task_configs(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let signature = match (
+        header("X-Connect-Request-Signature-Algorithm"),
+        header("X-Connect-Authorization"),
+    ) {
+        (Some(algorithm), Some(signature)) => Some((algorithm, signature)),
+        _ => None,
+    };
+    match state
+        .herder
+        .accept_task_configs(&name, &body, signature)
+        .await
+    {
+        Ok(()) => Ok(StatusCode::NO_CONTENT),
+        Err(refusal) => Err(ApiError::new(
+            StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            refusal.message,
+        )),
+    }
+}
+
 pub(super) async fn tasks(
     State(state): State<Shared>,
     Path(name): Path<String>,

@@ -91,7 +91,10 @@ fn routes(state: Shared) -> Router {
                 .patch(connectors::patch_config),
         )
         .route("/connectors/{name}/status", get(connectors::status))
-        .route("/connectors/{name}/tasks", get(connectors::tasks))
+        .route(
+            "/connectors/{name}/tasks",
+            get(connectors::tasks).post(connectors::put_task_configs),
+        )
         .route(
             "/connectors/{name}/tasks/{task}/status",
             get(connectors::task_status),

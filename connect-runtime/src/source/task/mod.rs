@@ -264,6 +264,12 @@ impl WorkerSourceTask {
     }
 
     async fn run_inner(&mut self) -> Result<()> {
+        // A task moved here from another worker resumes from that worker's
+        // last committed offsets, which a shared store may not have read yet.
+        self.store
+            .refresh()
+            .await
+            .map_err(|e| e.context("cannot read the latest source offsets"))?;
         loop {
             let ctx: Arc<dyn SourceTaskContext> = self.context.clone();
             let config = self.plugins.task_config.clone();

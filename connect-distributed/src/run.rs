@@ -1,0 +1,339 @@
+//! The distributed worker as a library function: what the
+//! `connect-distributed` command runs, so a program that registers its own
+//! plugins gets the same command.
+//!
+//! ```text
+//! connect-distributed WORKER.properties
+//! ```
+//!
+//! As Kafka's `connect-distributed.sh`: one file with the worker keys
+//! (`bootstrap.servers`, `group.id`, the three `*.storage.topic`s,
+//! converters, `listeners`). Workers with the same `group.id` and topics
+//! form one cluster; connectors are created through any worker's REST API.
+//! `bootstrap.servers` is required (there is no embedded Kafka here: the
+//! workers of a cluster must share a real one).
+//!
+//! SIGINT or SIGTERM stops this worker's connectors and tasks (flushing
+//! and committing), leaves the group, so that its work moves at once, and
+//! stops the REST server.
+//!
+//! ```no_run
+//! use connect_runtime::rest::Loggers;
+//! use connect_runtime::worker::Plugins;
+//!
+//! let plugins = Plugins::with_builtins(); // register your connectors here
+//! let args: Vec<String> = std::env::args().skip(1).collect();
+//! std::process::exit(connect_distributed::run::run_distributed(args, plugins, Loggers::in_memory("INFO")));
+//! ```
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use connect_api::config::ConfigMap;
+use connect_runtime::kafka::rdkafka_adapter::RdKafkaCluster;
+use connect_runtime::kafka::{ClientConfig, KafkaCluster};
+use connect_runtime::offsets::KafkaOffsetStore;
+use connect_runtime::properties::load_properties;
+use connect_runtime::rest::{Loggers, RestServer};
+use connect_runtime::standalone::{shutdown_signal, EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
+use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
+
+use crate::herder::{ConfigTopic, DistributedConfig, DistributedHerder, StatusTopic};
+use crate::stores::{KafkaConfigLog, KafkaStatusStore};
+
+const USAGE: &str = "usage: connect-distributed WORKER.properties";
+
+/// How long opening an internal topic may take (create, read to the end).
+const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Keys of distributed mode the runtime's worker config does not know.
+const DISTRIBUTED_KEYS: &[&str] = &[
+    "group.id",
+    "config.storage.topic",
+    "config.storage.replication.factor",
+    "offset.storage.topic",
+    "offset.storage.partitions",
+    "offset.storage.replication.factor",
+    "status.storage.topic",
+    "status.storage.partitions",
+    "status.storage.replication.factor",
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "rebalance.timeout.ms",
+    "scheduled.rebalance.max.delay.ms",
+    "connect.protocol",
+    "worker.sync.timeout.ms",
+    "worker.unsync.backoff.ms",
+    "inter.worker.key.ttl.ms",
+    "inter.worker.key.generation.algorithm",
+    "inter.worker.signature.algorithm",
+    "inter.worker.verification.algorithms",
+    "client.id",
+    "request.timeout.ms",
+    "retry.backoff.ms",
+    "retry.backoff.max.ms",
+    "security.protocol",
+    "rest.advertised.host.name",
+    "rest.advertised.port",
+    "rest.advertised.listener",
+];
+
+/// Why the worker could not run: a message and the exit code.
+#[derive(Debug)]
+struct Failure {
+    code: i32,
+    message: String,
+}
+
+fn usage(message: impl Into<String>) -> Failure {
+    Failure {
+        code: EXIT_USAGE,
+        message: message.into(),
+    }
+}
+
+fn failure(message: impl Into<String>) -> Failure {
+    Failure {
+        code: EXIT_FAILURE,
+        message: message.into(),
+    }
+}
+
+/// Run a distributed worker with `args` (the command's arguments, without
+/// the program name) on a new tokio runtime until SIGINT/SIGTERM; returns
+/// the process exit code. Errors are logged through `tracing`.
+pub fn run_distributed(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!("cannot start the tokio runtime: {e}");
+            return EXIT_FAILURE;
+        }
+    };
+    match runtime.block_on(run(args, plugins, loggers)) {
+        Ok(()) => EXIT_OK,
+        Err(f) => {
+            tracing::error!("{}", f.message);
+            f.code
+        }
+    }
+}
+
+/// The worker file, checked before anything starts.
+struct Setup {
+    file: String,
+    worker: WorkerConfig,
+    distributed: DistributedConfig,
+    bootstrap: String,
+    /// `host:port` other workers reach this one at (the worker id).
+    advertised: String,
+    listener: String,
+}
+
+fn load(args: &[String]) -> Result<Setup, Failure> {
+    let [file] = args else {
+        return Err(usage(USAGE));
+    };
+    if file == "--help" || file == "-h" {
+        return Err(usage(USAGE));
+    }
+    let props: ConfigMap = load_properties(Path::new(file)).map_err(usage)?;
+    let invalid =
+        |e: connect_api::ConnectError| usage(format!("{file}: invalid worker configuration: {e}"));
+    let worker = WorkerConfig::parse(&props).map_err(invalid)?;
+    let distributed = DistributedConfig::parse(props.iter()).map_err(invalid)?;
+    let (unknown, deprecated) = worker.unknown_and_deprecated();
+    for key in unknown
+        .iter()
+        .filter(|k| !DISTRIBUTED_KEYS.contains(&k.as_str()))
+    {
+        tracing::warn!(
+            "{file}: unknown worker configuration key '{key}' is ignored (check its spelling)"
+        );
+    }
+    for key in deprecated {
+        tracing::warn!("{file}: '{key}' is deprecated and ignored, as in Kafka");
+    }
+    let bootstrap = worker.bootstrap_servers().ok_or_else(|| {
+        usage(format!(
+            "{file}: Missing required configuration \"bootstrap.servers\": the workers of a distributed cluster share one Kafka cluster"
+        ))
+    })?;
+    let listener = worker
+        .listeners()
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "http://127.0.0.1:8083".to_string());
+    let listened = listener
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    let (host, port) = listened
+        .rsplit_once(':')
+        .map(|(h, p)| (h.to_string(), p.to_string()))
+        .unwrap_or((listened.clone(), "8083".to_string()));
+    if port == "0" {
+        return Err(usage(format!(
+            "{file}: listeners={listener}: a distributed worker needs a fixed port, which the other workers reach it at"
+        )));
+    }
+    let host = props
+        .get("rest.advertised.host.name")
+        .filter(|h| !h.trim().is_empty())
+        .cloned()
+        .unwrap_or_else(|| {
+            if host.is_empty() || host == "0.0.0.0" {
+                "127.0.0.1".to_string()
+            } else {
+                host
+            }
+        });
+    let port = props
+        .get("rest.advertised.port")
+        .filter(|p| !p.trim().is_empty())
+        .cloned()
+        .unwrap_or(port);
+    Ok(Setup {
+        file: file.clone(),
+        worker,
+        distributed,
+        bootstrap,
+        advertised: format!("{}:{}", host.trim(), port.trim()),
+        listener,
+    })
+}
+
+async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<(), Failure> {
+    let setup = load(&args)?;
+    let file = &setup.file;
+    tracing::info!(
+        "joining Connect group '{}' on bootstrap.servers={} as {}",
+        setup.distributed.group.group_id,
+        setup.bootstrap,
+        setup.advertised
+    );
+    let mut base = ClientConfig::new();
+    base.insert("bootstrap.servers".into(), setup.bootstrap.clone());
+    let cluster: Arc<dyn KafkaCluster> = Arc::new(RdKafkaCluster::new(base));
+    let client = setup.worker.admin_props();
+    let d = &setup.distributed;
+    let opened = |what: &str, e: connect_api::ConnectError| {
+        failure(format!("{file}: cannot open the {what} topic: {e}"))
+    };
+    let offsets = KafkaOffsetStore::open(
+        cluster.as_ref(),
+        &client,
+        &d.offsets.name,
+        d.offsets.partitions,
+        d.offsets.replication_factor,
+        OPEN_TIMEOUT,
+    )
+    .await
+    .map_err(|e| opened("offsets", e))?;
+    let status = KafkaStatusStore::open(
+        cluster.as_ref(),
+        &client,
+        &d.status.name,
+        d.status.partitions,
+        d.status.replication_factor,
+        setup.advertised.clone(),
+        OPEN_TIMEOUT,
+    )
+    .await
+    .map_err(|e| opened("status", e))?;
+    let configs = KafkaConfigLog::open(
+        cluster.as_ref(),
+        &client,
+        &d.configs.name,
+        d.configs.replication_factor,
+        OPEN_TIMEOUT,
+    )
+    .await
+    .map_err(|e| opened("config", e))?;
+    let status: Arc<dyn StatusTopic> = Arc::new(status);
+    let configs: Arc<dyn ConfigTopic> = Arc::new(configs);
+    // The worker's own config store is unused: the config topic is the
+    // record of what runs, and the herder hands the worker its units.
+    let worker = Worker::with_stores(
+        setup.worker.clone(),
+        plugins,
+        cluster,
+        Arc::new(offsets),
+        Arc::new(connect_runtime::config_store::MemoryConfigStore::new()),
+        status.clone(),
+    );
+    let herder = DistributedHerder::new(worker, configs, status, setup.distributed.clone());
+    let rest = RestServer::start(herder.clone(), &setup.listener, loggers)
+        .await
+        .map_err(|e| failure(format!("{file}: {e}")))?;
+    if let Err(e) = herder.start(&format!("http://{}/", setup.advertised)) {
+        rest.stop().await;
+        return Err(failure(format!("{file}: {e}")));
+    }
+    rest.set_ready();
+    tracing::info!("worker started; stop it with Ctrl-C or SIGTERM");
+    shutdown_signal().await;
+    tracing::info!("stopping: flushing records, committing offsets and leaving the group (press Ctrl-C again to exit at once)");
+    tokio::spawn(async {
+        shutdown_signal().await;
+        tracing::warn!("second signal: exiting without waiting for tasks to finish");
+        std::process::exit(EXIT_FAILURE);
+    });
+    herder.shutdown().await;
+    rest.stop().await;
+    tracing::info!("worker stopped");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(name: &str, text: &str) -> String {
+        let dir = std::env::temp_dir().join(format!("distributed-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+
+    const OK: &str = "bootstrap.servers=localhost:9092\ngroup.id=g\nconfig.storage.topic=c\noffset.storage.topic=o\nstatus.storage.topic=s\nkey.converter=JsonConverter\nvalue.converter=JsonConverter\nlisteners=http://0.0.0.0:8083\n";
+
+    #[test]
+    fn a_good_file_gives_the_advertised_address() {
+        let f = write("ok.properties", OK);
+        let s = load(&[f]).unwrap();
+        assert_eq!(s.advertised, "127.0.0.1:8083");
+        let f = write(
+            "adv.properties",
+            &format!("{OK}rest.advertised.host.name=w1.example\nrest.advertised.port=9000\n"),
+        );
+        assert_eq!(load(&[f]).unwrap().advertised, "w1.example:9000");
+    }
+
+    #[test]
+    fn bad_files_fail_fast_naming_the_key_and_file() {
+        for (drop, key) in [
+            ("group.id=g\n", "group.id"),
+            ("bootstrap.servers=localhost:9092\n", "bootstrap.servers"),
+            ("status.storage.topic=s\n", "status.storage.topic"),
+        ] {
+            let f = write("bad.properties", &OK.replace(drop, ""));
+            let e = load(std::slice::from_ref(&f)).err().unwrap();
+            assert_eq!(e.code, EXIT_USAGE);
+            assert!(
+                e.message.contains(key) && e.message.contains(&f),
+                "{}",
+                e.message
+            );
+        }
+        let f = write("port0.properties", &OK.replace(":8083", ":0"));
+        let e = load(&[f]).err().unwrap();
+        assert!(e.message.contains("fixed port"), "{}", e.message);
+        assert_eq!(load(&[]).err().unwrap().code, EXIT_USAGE);
+    }
+}
