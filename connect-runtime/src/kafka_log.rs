@@ -60,6 +60,8 @@ use crate::kafka::{
 const POLL: Duration = Duration::from_millis(500);
 /// Pause after a failed poll, so a broker that is down is not hammered.
 const POLL_BACKOFF: Duration = Duration::from_secs(1);
+/// Pause before asking again for end offsets the cluster could not give.
+const END_OFFSETS_BACKOFF: Duration = Duration::from_millis(200);
 /// Pause before sending again when the producer's queue is full.
 const QUEUE_FULL_BACKOFF: Duration = Duration::from_millis(5);
 
@@ -512,11 +514,28 @@ impl Follower {
     }
 
     async fn ask_end(&mut self, asked: Vec<oneshot::Sender<Result<()>>>) {
-        match self
-            .consumer
-            .end_offsets(&self.partitions, self.timeout)
-            .await
-        {
+        // A topic created a moment ago may have no partition leader yet
+        // (NOT_LEADER_FOR_PARTITION), and a broker may be restarting: keep
+        // asking within the log's timeout while the failure is retriable.
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let ends = loop {
+            match self
+                .consumer
+                .end_offsets(&self.partitions, self.timeout)
+                .await
+            {
+                Err(e)
+                    if (e.is_retriable()
+                        || e.kind() == crate::kafka::KafkaErrorKind::UnknownTopicOrPartition)
+                        && tokio::time::Instant::now() < deadline =>
+                {
+                    tracing::debug!(topic = %self.topic, error = %e, "end offsets not known yet; asking again");
+                    tokio::time::sleep(END_OFFSETS_BACKOFF).await;
+                }
+                other => break other,
+            }
+        };
+        match ends {
             Ok(ends) => {
                 for tx in asked {
                     self.waiting.push((ends.clone(), tx));
