@@ -72,9 +72,10 @@ impl Worker {
         if entry.target == TargetState::Stopped {
             return Ok(None);
         }
-        let max = super::tasks_max(&entry.config);
         match entry.instance.as_mut() {
-            Some(instance) => Ok(Some(instance.as_connector().task_configs(max).await?)),
+            Some(instance) => Ok(Some(
+                super::ask_task_configs(&self.inner.plugins, &entry.config, instance).await?,
+            )),
             None => Ok(None),
         }
     }

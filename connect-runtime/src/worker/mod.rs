@@ -764,11 +764,10 @@ impl Worker {
         if entry.target == TargetState::Stopped {
             return Ok(());
         }
-        let max = tasks_max(&entry.config);
         let Some(instance) = entry.instance.as_mut() else {
             return Ok(());
         };
-        let configs = instance.as_connector().task_configs(max).await?;
+        let configs = ask_task_configs(&self.inner.plugins, &entry.config, instance).await?;
         if configs == entry.task_configs {
             return Ok(());
         }
@@ -913,7 +912,7 @@ impl Worker {
             let resolved = self.resolved(&entry.config)?;
             instance.as_connector().start(&resolved, ctx).await?;
             let max = tasks_max(&entry.config);
-            let configs = instance.as_connector().task_configs(max).await?;
+            let configs = ask_task_configs(&self.inner.plugins, &entry.config, &mut instance).await?;
             if configs.len() > max && enforce_tasks_max(&entry.config) {
                 return Err(ConnectError::other(format!(
                     "The connector {name} has generated {} tasks, which is greater than {max}, the maximum number of tasks it is configured to create. Set tasks.max.enforce=false to allow it.",
@@ -1147,6 +1146,23 @@ fn task_kind(kind: ConnectorType) -> TaskKind {
         ConnectorType::Source => TaskKind::Source,
         ConnectorType::Sink => TaskKind::Sink,
     }
+}
+
+/// Ask a started connector for its task configs (up to `tasks.max`), with
+/// the keys Kafka's worker adds (`task.class`, a sink's topics).
+async fn ask_task_configs(
+    plugins: &Plugins,
+    config: &ConfigMap,
+    instance: &mut AnyConnector,
+) -> Result<Vec<ConfigMap>> {
+    let configs = instance
+        .as_connector()
+        .task_configs(tasks_max(config))
+        .await?;
+    let class = config.get("connector.class").map_or("", |c| c.trim());
+    Ok(plugins
+        .connector(class)?
+        .framework_task_configs(config, configs))
 }
 
 fn tasks_max(config: &ConfigMap) -> usize {

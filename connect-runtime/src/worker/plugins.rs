@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use connect_api::config::ConfigMap;
 use connect_api::connector::{ConnectorType, SinkConnector, SourceConnector};
 use connect_api::{ConnectError, Connector, Result};
 use connect_transforms::registry::TransformRegistry;
@@ -56,7 +57,44 @@ pub struct ConnectorPlugin {
     pub kind: ConnectorType,
     /// The plugin's version.
     pub version: String,
+    /// The class name written as `task.class` into each task config, as
+    /// Kafka's worker does (Java workers of a mixed cluster load tasks by
+    /// it). By default the connector class with its `Connector` suffix
+    /// replaced by `Task` (`...FileStreamSourceConnector` →
+    /// `...FileStreamSourceTask`); set it with [`Plugins::set_task_class`].
+    pub task_class: String,
     factory: Factory,
+}
+
+impl ConnectorPlugin {
+    /// `configs` as the connector generated them plus what Kafka's worker
+    /// adds to every task config: `task.class`, and for a sink the
+    /// connector's `topics` or `topics.regex`.
+    pub fn framework_task_configs(
+        &self,
+        connector: &ConfigMap,
+        mut configs: Vec<ConfigMap>,
+    ) -> Vec<ConfigMap> {
+        for config in &mut configs {
+            config.insert("task.class".into(), self.task_class.clone());
+            if self.kind == ConnectorType::Sink {
+                for key in ["topics", "topics.regex"] {
+                    if let Some(v) = connector.get(key) {
+                        config.insert(key.into(), v.clone());
+                    }
+                }
+            }
+        }
+        configs
+    }
+}
+
+/// Kafka's naming habit: `XConnector` runs `XTask`.
+fn default_task_class(class: &str) -> String {
+    match class.strip_suffix("Connector") {
+        Some(base) => format!("{base}Task"),
+        None => format!("{class}Task"),
+    }
 }
 
 impl ConnectorPlugin {
@@ -73,6 +111,7 @@ impl ConnectorPlugin {
 /// let plugins = Plugins::with_builtins();
 /// assert!(plugins.transforms().has_transform("InsertField$Value"));
 /// assert!(plugins.connector("NoSuchConnector").is_err());
+/// ```
 /// ```
 pub struct Plugins {
     connectors: BTreeMap<String, ConnectorPlugin>,
@@ -120,12 +159,24 @@ impl Plugins {
             class: class.to_string(),
             kind,
             version,
+            task_class: default_task_class(class),
             factory,
         };
         for name in std::iter::once(class).chain(aliases.iter().copied()) {
             self.connectors.insert(name.to_string(), plugin.clone());
         }
         self
+    }
+
+    /// Set the `task.class` of the connector registered as `name` (class
+    /// name or alias), for all its names: the Java class of its task, when
+    /// it does not follow the `XConnector`/`XTask` habit.
+    pub fn set_task_class(&mut self, name: &str, task_class: &str) -> Result<&mut Self> {
+        let class = self.connector(name)?.class.clone();
+        for plugin in self.connectors.values_mut().filter(|p| p.class == class) {
+            plugin.task_class = task_class.to_string();
+        }
+        Ok(self)
     }
 
     /// The connector plugin registered as `name` (class name or alias).
