@@ -10,6 +10,9 @@
 #       exits, so a killed test run leaves nothing behind.
 #   tools/real-kafka/broker.sh stop [--dir DIR]
 #       stops it cleanly (SIGTERM, controlled shutdown), SIGKILL after 30 s.
+#   tools/real-kafka/broker.sh restart [--dir DIR] [--owner PID]
+#       stops it and starts it again on the same ports and data (for
+#       drills: clients reconnect to the same address, topics survive).
 #   tools/real-kafka/broker.sh classpath
 #       prints the broker's classpath (fetching the jars if needed).
 #
@@ -146,6 +149,25 @@ EOF
         kafka.tools.StorageTool format --standalone --ignore-formatted \
         --cluster-id "$id" --config "$dir/server.properties" >"$dir/logs/format.log" 2>&1 \
         || { log "formatting failed:"; cat "$dir/logs/format.log" >&2; return 1; }
+    launch "$cp" "$port" "$t0" "cluster $id"
+}
+
+# Stop the broker of DIR and start it again from its server.properties and
+# data: same ports, same topics.
+restart() {
+    local t0 cp port
+    t0=$(now)
+    [ -f "$dir/server.properties" ] || { log "no broker was started from $dir"; return 1; }
+    cp=$(classpath)
+    port=$(sed -n 's#^listeners=PLAINTEXT://127.0.0.1:\([0-9]*\),.*#\1#p' "$dir/server.properties")
+    stop
+    mv -f "$dir/logs/server.log" "$dir/logs/server.before-restart.log" 2>/dev/null || true
+    launch "$cp" "$port" "$t0" "restarted"
+}
+
+# Run the broker of DIR in the background and wait until it serves.
+launch() {
+    local cp=$1 port=$2 t0=$3 what=$4 pid
     # setsid: a Ctrl-C meant for the caller's tests does not reach the
     # broker; the watchdog below stops it when the owner goes away.
     setsid java -Xms256m -Xmx1g -XX:+UseG1GC \
@@ -189,13 +211,14 @@ EOF
         done
     fi
     echo "KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:$port" >"$dir/env"
-    log "Apache Kafka 4.4.0 (pid $pid, cluster $id) ready in $(since "$t0") s; data and logs in $dir"
+    log "Apache Kafka 4.4.0 (pid $pid, $what) ready in $(since "$t0") s; data and logs in $dir"
     echo "bootstrap.servers=127.0.0.1:$port"
 }
 
 case "$cmd" in
     start) start ;;
     stop) stop ;;
+    restart) restart ;;
     classpath) classpath ;;
     *) sed -n '2,20p' "$0" >&2; exit 2 ;;
 esac
