@@ -511,12 +511,27 @@ impl Follower {
         }
     }
 
+    /// The end offsets, asked again while the cluster answers with a
+    /// retriable error (a topic just created has no leader for a moment),
+    /// for at most the log's timeout.
+    async fn end_offsets(&mut self) -> std::result::Result<Vec<i64>, KafkaError> {
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.consumer.end_offsets(&self.partitions, left).await {
+                Err(e) if e.is_retriable() && tokio::time::Instant::now() + backoff < deadline => {
+                    tracing::debug!(topic = %self.topic, error = %e, "end offsets not known yet; asking again");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(POLL_BACKOFF);
+                }
+                other => return other,
+            }
+        }
+    }
+
     async fn ask_end(&mut self, asked: Vec<oneshot::Sender<Result<()>>>) {
-        match self
-            .consumer
-            .end_offsets(&self.partitions, self.timeout)
-            .await
-        {
+        match self.end_offsets().await {
             Ok(ends) => {
                 for tx in asked {
                     self.waiting.push((ends.clone(), tx));
@@ -655,6 +670,17 @@ mod tests {
         .unwrap_err();
         assert!(err.to_string().contains("status.storage.topic"), "{err}");
         assert!(err.to_string().contains("deleting"), "{err}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn reading_goes_on_through_retriable_broker_errors() {
+        let kafka = MemoryKafka::new();
+        let (log, seen) = open(&kafka, "log").await;
+        log.send(Some(b"k"), Some(b"v"), None).await.unwrap();
+        kafka.fail_next_fetch(3, crate::kafka::memory::FaultKind::Retriable);
+        log.send(Some(b"k"), Some(b"w"), None).await.unwrap();
+        log.read_to_end().await.unwrap();
+        assert_eq!(count(&seen), 2);
     }
 
     #[tokio::test(start_paused = true)]
