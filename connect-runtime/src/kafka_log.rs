@@ -42,7 +42,7 @@
 //! # }).unwrap();
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,8 +52,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::kafka::{
-    ClientConfig, ConsumedRecord, Consumer, ConsumerEvent, CreateTopicOutcome, DeliveryWaiter,
-    KafkaCluster, KafkaError, NewTopic, OutRecord, Producer, SendError, TopicPartition,
+    ClientConfig, ConsumedRecord, Consumer, ConsumerEvent, CreateTopicOutcome, Delivered,
+    DeliverySink, KafkaCluster, KafkaError, NewTopic, OutRecord, Producer, SendError,
+    TopicPartition,
 };
 
 /// How long one follower poll waits before it looks at its positions again.
@@ -99,6 +100,45 @@ impl LogSpec {
     }
 }
 
+/// Hands each acknowledgement to the writer waiting for it. Not
+/// [`DeliveryWaiter`](crate::kafka::DeliveryWaiter): that one also keeps
+/// every failure until its `idle` is called, which a log that lives as long
+/// as the worker would accumulate.
+#[derive(Default)]
+struct AckRoutes {
+    waiting: std::sync::Mutex<HashMap<u64, AckSender>>,
+}
+
+type AckSender = oneshot::Sender<std::result::Result<(), KafkaError>>;
+
+impl AckRoutes {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, AckSender>> {
+        // Inserts and removes leave the map whole: a poisoned one is usable.
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn watch(&self, token: u64) -> oneshot::Receiver<std::result::Result<(), KafkaError>> {
+        let (tx, rx) = oneshot::channel();
+        self.waiting().insert(token, tx);
+        rx
+    }
+
+    /// The record was not sent: it will never be acknowledged.
+    fn forget(&self, token: u64) {
+        self.waiting().remove(&token);
+    }
+}
+
+impl DeliverySink for AckRoutes {
+    fn delivered(&self, token: u64, result: std::result::Result<Delivered<'_>, KafkaError>) {
+        let waiter = self.waiting().remove(&token);
+        if let Some(tx) = waiter {
+            // The writer may have stopped waiting (timed out): nothing to tell.
+            let _ = tx.send(result.map(|_| ()));
+        }
+    }
+}
+
 /// What the follower task is asked to do.
 enum Request {
     /// Answer once everything up to the end offsets known now is applied.
@@ -113,7 +153,7 @@ pub struct KafkaLog {
     topic: String,
     partitions: i32,
     producer: Box<dyn Producer>,
-    acks: Arc<DeliveryWaiter>,
+    acks: Arc<AckRoutes>,
     next_token: AtomicU64,
     requests: mpsc::UnboundedSender<Request>,
     follower: Option<JoinHandle<()>>,
@@ -187,7 +227,7 @@ impl KafkaLog {
         producer_config
             .entry("max.in.flight.requests.per.connection".into())
             .or_insert_with(|| "1".into());
-        let acks = Arc::new(DeliveryWaiter::default());
+        let acks = Arc::new(AckRoutes::default());
         let producer = cluster.producer(&producer_config, acks.clone())?;
 
         let mut consumer_config = client.clone();
@@ -331,8 +371,7 @@ impl KafkaLog {
             key,
             ..OutRecord::new(&self.topic, value)
         };
-        // Announce and watch before sending, so an ack arriving at once is seen.
-        self.acks.sending();
+        // Watch before sending, so an ack arriving at once is seen.
         let ack = self.acks.watch(token);
         match self.producer.send(&record, token) {
             Ok(()) => Ok(Some(PendingWrite {
@@ -341,11 +380,11 @@ impl KafkaLog {
                 timeout: self.timeout,
             })),
             Err(SendError::QueueFull) => {
-                self.acks.not_sent(token);
+                self.acks.forget(token);
                 Ok(None)
             }
             Err(SendError::Kafka(e)) => {
-                self.acks.not_sent(token);
+                self.acks.forget(token);
                 Err(ConnectError::from(e)
                     .context(format!("cannot write to topic '{}'", self.topic)))
             }
