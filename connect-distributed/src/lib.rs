@@ -7,7 +7,8 @@
 //! workers in the same cluster as Java ones (Apache Kafka Connect 4.4), the
 //! bytes and the leader's decisions must be Java's. This crate holds those
 //! two pieces without I/O, clocks or a Kafka client, so that both can be
-//! tested exhaustively, and the group client that carries them:
+//! tested exhaustively, the group client that carries them, and the config
+//! and status topics' stores (on connect-runtime's Kafka port):
 //!
 //! - [`protocol`]: the `default` (v0), `compatible` (v1) and `sessioned`
 //!   (v2) sub-protocols: [`protocol::WorkerMetadata`] and

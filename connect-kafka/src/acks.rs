@@ -1,6 +1,6 @@
 //! [`DeliveryWaiter`]: a [`DeliverySink`] for code that sends a few records
-//! and then waits for them (the offsets topic, the sink's dead letter queue,
-//! test harnesses), rather than routing every ack into an offset tracker.
+//! and then waits for them (the sink's dead letter queue, test harnesses),
+//! rather than routing every ack into an offset tracker.
 
 use std::collections::HashMap;
 use std::fmt;

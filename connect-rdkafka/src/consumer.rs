@@ -610,6 +610,12 @@ impl Consumer for RdConsumer {
     }
 
     fn assign(&mut self, partitions: &[(TopicPartition, Option<i64>)]) -> Result<(), KafkaError> {
+        if self.inner.subscription().is_ok_and(|s| s.count() > 0) {
+            return Err(KafkaError::new(
+                KafkaErrorKind::Config,
+                "cannot assign partitions to a consumer that subscribed to a group",
+            ));
+        }
         let mut tpl = TopicPartitionList::with_capacity(partitions.len());
         for (tp, offset) in partitions {
             let offset = offset.map_or(Offset::Beginning, Offset::Offset);

@@ -42,7 +42,7 @@
 //! # }).unwrap();
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,16 +52,15 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::kafka::{
-    ClientConfig, ConsumedRecord, Consumer, ConsumerEvent, CreateTopicOutcome, DeliveryWaiter,
-    KafkaCluster, KafkaError, NewTopic, OutRecord, Producer, SendError, TopicPartition,
+    ClientConfig, ConsumedRecord, Consumer, ConsumerEvent, CreateTopicOutcome, Delivered,
+    DeliverySink, KafkaCluster, KafkaError, NewTopic, OutRecord, Producer, SendError,
+    TopicPartition,
 };
 
 /// How long one follower poll waits before it looks at its positions again.
 const POLL: Duration = Duration::from_millis(500);
 /// Pause after a failed poll, so a broker that is down is not hammered.
 const POLL_BACKOFF: Duration = Duration::from_secs(1);
-/// Pause before asking again for end offsets the cluster could not give.
-const END_OFFSETS_BACKOFF: Duration = Duration::from_millis(200);
 /// Pause before sending again when the producer's queue is full.
 const QUEUE_FULL_BACKOFF: Duration = Duration::from_millis(5);
 
@@ -101,6 +100,45 @@ impl LogSpec {
     }
 }
 
+/// Hands each acknowledgement to the writer waiting for it. Not
+/// [`DeliveryWaiter`](crate::kafka::DeliveryWaiter): that one also keeps
+/// every failure until its `idle` is called, which a log that lives as long
+/// as the worker would accumulate.
+#[derive(Default)]
+struct AckRoutes {
+    waiting: std::sync::Mutex<HashMap<u64, AckSender>>,
+}
+
+type AckSender = oneshot::Sender<std::result::Result<(), KafkaError>>;
+
+impl AckRoutes {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, AckSender>> {
+        // Inserts and removes leave the map whole: a poisoned one is usable.
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn watch(&self, token: u64) -> oneshot::Receiver<std::result::Result<(), KafkaError>> {
+        let (tx, rx) = oneshot::channel();
+        self.waiting().insert(token, tx);
+        rx
+    }
+
+    /// The record was not sent: it will never be acknowledged.
+    fn forget(&self, token: u64) {
+        self.waiting().remove(&token);
+    }
+}
+
+impl DeliverySink for AckRoutes {
+    fn delivered(&self, token: u64, result: std::result::Result<Delivered<'_>, KafkaError>) {
+        let waiter = self.waiting().remove(&token);
+        if let Some(tx) = waiter {
+            // The writer may have stopped waiting (timed out): nothing to tell.
+            let _ = tx.send(result.map(|_| ()));
+        }
+    }
+}
+
 /// What the follower task is asked to do.
 enum Request {
     /// Answer once everything up to the end offsets known now is applied.
@@ -115,7 +153,7 @@ pub struct KafkaLog {
     topic: String,
     partitions: i32,
     producer: Box<dyn Producer>,
-    acks: Arc<DeliveryWaiter>,
+    acks: Arc<AckRoutes>,
     next_token: AtomicU64,
     requests: mpsc::UnboundedSender<Request>,
     follower: Option<JoinHandle<()>>,
@@ -189,7 +227,7 @@ impl KafkaLog {
         producer_config
             .entry("max.in.flight.requests.per.connection".into())
             .or_insert_with(|| "1".into());
-        let acks = Arc::new(DeliveryWaiter::default());
+        let acks = Arc::new(AckRoutes::default());
         let producer = cluster.producer(&producer_config, acks.clone())?;
 
         let mut consumer_config = client.clone();
@@ -333,8 +371,7 @@ impl KafkaLog {
             key,
             ..OutRecord::new(&self.topic, value)
         };
-        // Announce and watch before sending, so an ack arriving at once is seen.
-        self.acks.sending();
+        // Watch before sending, so an ack arriving at once is seen.
         let ack = self.acks.watch(token);
         match self.producer.send(&record, token) {
             Ok(()) => Ok(Some(PendingWrite {
@@ -343,11 +380,11 @@ impl KafkaLog {
                 timeout: self.timeout,
             })),
             Err(SendError::QueueFull) => {
-                self.acks.not_sent(token);
+                self.acks.forget(token);
                 Ok(None)
             }
             Err(SendError::Kafka(e)) => {
-                self.acks.not_sent(token);
+                self.acks.forget(token);
                 Err(ConnectError::from(e)
                     .context(format!("cannot write to topic '{}'", self.topic)))
             }
@@ -513,29 +550,31 @@ impl Follower {
         }
     }
 
-    async fn ask_end(&mut self, asked: Vec<oneshot::Sender<Result<()>>>) {
-        // A topic created a moment ago may have no partition leader yet
-        // (NOT_LEADER_FOR_PARTITION), and a broker may be restarting: keep
-        // asking within the log's timeout while the failure is retriable.
+    /// The end offsets, asked again while the cluster answers with a
+    /// retriable error (a topic just created has no leader for a moment),
+    /// for at most the log's timeout.
+    async fn end_offsets(&mut self) -> std::result::Result<Vec<i64>, KafkaError> {
         let deadline = tokio::time::Instant::now() + self.timeout;
-        let ends = loop {
-            match self
-                .consumer
-                .end_offsets(&self.partitions, self.timeout)
-                .await
-            {
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.consumer.end_offsets(&self.partitions, left).await {
                 Err(e)
                     if (e.is_retriable()
                         || e.kind() == crate::kafka::KafkaErrorKind::UnknownTopicOrPartition)
-                        && tokio::time::Instant::now() < deadline =>
+                        && tokio::time::Instant::now() + backoff < deadline =>
                 {
                     tracing::debug!(topic = %self.topic, error = %e, "end offsets not known yet; asking again");
-                    tokio::time::sleep(END_OFFSETS_BACKOFF).await;
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(POLL_BACKOFF);
                 }
-                other => break other,
+                other => return other,
             }
-        };
-        match ends {
+        }
+    }
+
+    async fn ask_end(&mut self, asked: Vec<oneshot::Sender<Result<()>>>) {
+        match self.end_offsets().await {
             Ok(ends) => {
                 for tx in asked {
                     self.waiting.push((ends.clone(), tx));
@@ -674,6 +713,17 @@ mod tests {
         .unwrap_err();
         assert!(err.to_string().contains("status.storage.topic"), "{err}");
         assert!(err.to_string().contains("deleting"), "{err}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn reading_goes_on_through_retriable_broker_errors() {
+        let kafka = MemoryKafka::new();
+        let (log, seen) = open(&kafka, "log").await;
+        log.send(Some(b"k"), Some(b"v"), None).await.unwrap();
+        kafka.fail_next_fetch(3, crate::kafka::memory::FaultKind::Retriable);
+        log.send(Some(b"k"), Some(b"w"), None).await.unwrap();
+        log.read_to_end().await.unwrap();
+        assert_eq!(count(&seen), 2);
     }
 
     #[tokio::test(start_paused = true)]

@@ -1572,3 +1572,79 @@ async fn a_failed_flush_rewinds_only_to_the_last_periodic_commit() {
     assert_eq!(got, want, "only what followed the last commit comes again");
     w.shutdown().await;
 }
+
+/// An offset store shared with another worker whose last offsets it only
+/// learns on `refresh`, as the offsets topic's store does.
+struct SharedStore {
+    inner: connect_runtime::offsets::MemoryOffsetStore,
+    other_workers_write: std::sync::Mutex<Option<(String, connect_runtime::offsets::OffsetEntry)>>,
+}
+
+#[async_trait::async_trait]
+impl connect_runtime::offsets::OffsetStore for SharedStore {
+    fn get(
+        &self,
+        connector: &str,
+        partition: &connect_api::SourceMap,
+    ) -> Option<connect_api::SourceMap> {
+        self.inner.get(connector, partition)
+    }
+    fn connector_offsets(
+        &self,
+        connector: &str,
+    ) -> Vec<(connect_api::SourceMap, connect_api::SourceMap)> {
+        self.inner.connector_offsets(connector)
+    }
+    async fn write(
+        &self,
+        connector: &str,
+        entries: Vec<connect_runtime::offsets::OffsetEntry>,
+    ) -> connect_api::Result<()> {
+        self.inner.write(connector, entries).await
+    }
+    async fn refresh(&self) -> connect_api::Result<()> {
+        let learned = self.other_workers_write.lock().unwrap().take();
+        if let Some((connector, entry)) = learned {
+            self.inner.write(&connector, vec![entry]).await?;
+        }
+        Ok(())
+    }
+}
+
+/// A source task moved here from another worker refreshes the offsets
+/// before it starts, so it resumes where the other worker stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_task_resumes_from_offsets_another_worker_stored() {
+    let s = setup();
+    let mut offset = connect_api::SourceMap::new();
+    offset.insert("n".into(), 6.into());
+    let store = Arc::new(SharedStore {
+        inner: connect_runtime::offsets::MemoryOffsetStore::new(),
+        other_workers_write: std::sync::Mutex::new(Some((
+            "moved-src".into(),
+            (connect_api::SourceMap::clone(&partition()), Some(offset)),
+        ))),
+    });
+    let w = worker_with(Arc::new(s.kafka.clone()), store.clone(), &s.collected, &[]);
+    w.create_connector(
+        "moved-src",
+        props(&[
+            ("connector.class", "PassThroughSource"),
+            ("count", "10"),
+            ("topic", "out"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("the last offset stored", || {
+        stored(&store.inner, "moved-src") == Some(9)
+    })
+    .await;
+    assert_eq!(
+        topic_values(&s.kafka, "out").len(),
+        3,
+        "only the records after the other worker's offset are produced"
+    );
+    w.shutdown().await;
+}

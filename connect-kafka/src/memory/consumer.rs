@@ -542,7 +542,12 @@ impl Consumer for MemoryConsumer {
         partitions: &[TopicPartition],
         _timeout: Duration,
     ) -> Result<Vec<i64>, KafkaError> {
-        let state = self.cluster.lock();
+        let mut state = self.cluster.lock();
+        // Injected fetch faults fail offset lookups too, as a broker that
+        // is briefly unavailable fails both.
+        if let Some(e) = state.faults.fetch.take("list offsets") {
+            return Err(e);
+        }
         partitions
             .iter()
             .map(|tp| {

@@ -435,7 +435,7 @@ impl MemoryKafka {
         self.inner.lock().faults.commit.set(n, kind);
     }
 
-    /// Fail the next `n` consumer polls.
+    /// Fail the next `n` consumer polls and end-offset lookups.
     pub fn fail_next_fetch(&self, n: usize, kind: FaultKind) {
         self.inner.lock().faults.fetch.set(n, kind);
     }
