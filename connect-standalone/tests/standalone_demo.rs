@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 mod common;
 
-use common::{repo_file, topic_values, wait_for};
+use common::{curl, real_bootstrap, repo_file, topic_values, unique_suffix, wait_for};
 
 /// A running `connect-standalone` whose stderr is collected.
 struct Worker {
@@ -190,31 +190,6 @@ fn assert_at_least_once(got: &[String], expected: &[String], may_repeat: &[Strin
         expected.iter().collect::<Vec<_>>(),
         "lines lost or reordered"
     );
-}
-
-/// A blocking HTTP/1.1 call like the seed's curl commands: (status, body).
-fn curl(base: &str, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
-    use std::io::Read;
-    let addr = base.trim_start_matches("http://");
-    let mut s = std::net::TcpStream::connect(addr).expect("connect to the REST API");
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut reply = String::new();
-    s.read_to_string(&mut reply).unwrap();
-    let status = reply
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let payload = reply.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    (
-        status,
-        serde_json::from_str(payload).unwrap_or(serde_json::Value::Null),
-    )
 }
 
 /// The seed's REST calls against the running worker.
@@ -484,35 +459,9 @@ fn file_demo_on_mock_kafka_as_external_broker() {
     }
 }
 
-/// The real broker's bootstrap servers, or `None` after telling the terminal
-/// (not the captured output: libtest captures only the print macros) that
-/// `test` did not run.
-fn real_bootstrap(test: &str) -> Option<String> {
-    match std::env::var("KAFKA_BOOTSTRAP_SERVERS") {
-        Ok(servers) if !servers.trim().is_empty() => Some(servers),
-        _ => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED standalone_demo::{test}: needs a real Kafka broker; start one with \
-                 tools/real-kafka/broker.sh start and set KAFKA_BOOTSTRAP_SERVERS"
-            );
-            None
-        }
-    }
-}
-
-/// `-{what}-{pid}-{millis}`: names no earlier run used.
-fn unique_suffix(what: &str) -> String {
-    let millis = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis();
-    format!("-{what}-{}-{millis}", std::process::id())
-}
-
 #[test]
 fn file_demo_on_real_kafka() {
-    let Some(bootstrap) = real_bootstrap("file_demo_on_real_kafka") else {
+    let Some(bootstrap) = real_bootstrap("standalone_demo::file_demo_on_real_kafka") else {
         return;
     };
     // Names unique to this run: the broker keeps topics and groups.
@@ -525,7 +474,7 @@ fn file_demo_on_real_kafka() {
 #[test]
 fn twenty_kill_9_and_restart_cycles_on_real_kafka_lose_no_line() {
     let test = "twenty_kill_9_and_restart_cycles_on_real_kafka_lose_no_line";
-    let Some(bootstrap) = real_bootstrap(test) else {
+    let Some(bootstrap) = real_bootstrap(&format!("standalone_demo::{test}")) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,7 @@
 //! Helpers shared by the connect-standalone tests.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -65,4 +66,67 @@ pub(crate) fn topic_values(bootstrap: &str, topic: &str, at_least: usize) -> Vec
         let _ = consumer.close().await;
         values
     })
+}
+
+/// A blocking HTTP/1.1 call like the seed's curl commands: (status, body).
+/// Panics when the worker cannot be reached; see [`try_curl`].
+pub(crate) fn curl(base: &str, method: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
+    try_curl(base, method, path, body).unwrap_or_else(|e| panic!("{method} {base}{path}: {e}"))
+}
+
+/// [`curl`], with an error when the worker cannot be reached (not started
+/// yet, or killed).
+pub(crate) fn try_curl(
+    base: &str,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> std::io::Result<(u16, serde_json::Value)> {
+    use std::io::Read;
+    let addr = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(60)))?;
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut reply = String::new();
+    s.read_to_string(&mut reply)?;
+    let status = reply
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let payload = reply.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    Ok((
+        status,
+        serde_json::from_str(payload).unwrap_or(serde_json::Value::Null),
+    ))
+}
+
+/// The real broker's bootstrap servers, or `None` after telling the terminal
+/// (not the captured output: libtest captures only the print macros) that
+/// `test` did not run.
+pub(crate) fn real_bootstrap(test: &str) -> Option<String> {
+    match std::env::var("KAFKA_BOOTSTRAP_SERVERS") {
+        Ok(servers) if !servers.trim().is_empty() => Some(servers),
+        _ => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: needs a real Kafka broker; start one with \
+                 tools/real-kafka/broker.sh start and set KAFKA_BOOTSTRAP_SERVERS"
+            );
+            None
+        }
+    }
+}
+
+/// `-{what}-{pid}-{millis}`: names no earlier run used.
+pub(crate) fn unique_suffix(what: &str) -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    format!("-{what}-{}-{millis}", std::process::id())
 }
