@@ -363,6 +363,22 @@ impl Drill {
     }
 }
 
+/// `GET /metrics` of a worker, as text.
+fn metrics_text(node: &Node) -> String {
+    use std::io::Read;
+    let addr = format!("127.0.0.1:{}", node.port);
+    let Ok(mut s) = std::net::TcpStream::connect(&addr) else {
+        return String::new();
+    };
+    let _ = write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    );
+    let mut reply = String::new();
+    let _ = s.read_to_string(&mut reply);
+    reply
+}
+
 fn line(n: usize) -> String {
     format!("line-{n:06}")
 }
@@ -449,6 +465,17 @@ fn kill_9_of_a_follower_and_of_the_leader_loses_no_line_on_real_kafka() {
         d.placement("source"),
         d.placement("sink")
     ));
+    // Each worker reports its rebalances (connect-worker-rebalance-metrics).
+    let metrics = metrics_text(&d.nodes[0]);
+    for name in [
+        "kafka_connect_connect_worker_rebalance_metrics_completed_rebalances_total",
+        "kafka_connect_connect_worker_rebalance_metrics_epoch",
+        "kafka_connect_connect_worker_rebalance_metrics_info{connect_protocol=\"sessioned\"",
+    ] {
+        if !metrics.contains(name) {
+            d.fail(&format!("GET /metrics has no {name}:\n{metrics}"));
+        }
+    }
     for victim_kind in ["follower", "leader"] {
         let leader = d.wait("a leader", || d.leader());
         let victim = if victim_kind == "leader" {

@@ -94,6 +94,8 @@ impl Engine {
 
     /// Run until shut down: then stop everything and leave the group.
     pub(super) async fn run(mut self) {
+        // Joining counts as the first rebalance.
+        self.worker().metrics().rebalance().started();
         let mut changes = self.shared.configs.changes();
         loop {
             let timer = [self.rejoin_at, self.retry_at].into_iter().flatten().min();
@@ -158,6 +160,7 @@ impl Engine {
             }
             GroupEvent::Rebalancing { reason } => {
                 tracing::info!(?reason, "rebalancing");
+                self.worker().metrics().rebalance().started();
                 self.shared.set_view(|v| v.rebalancing = true);
             }
             GroupEvent::Error(e) => {
@@ -197,6 +200,11 @@ impl Engine {
             return;
         }
         self.shared.status.set_generation(j.generation);
+        self.worker().metrics().rebalance().completed(
+            j.protocol.name(),
+            &j.received.leader_url,
+            j.generation,
+        );
         self.shared.set_view(|v| {
             v.generation = j.generation;
             v.is_leader = j.is_leader;

@@ -142,6 +142,61 @@ impl WorkerMetrics {
         Ok(())
     }
 
+    /// `connect-worker-rebalance-metrics`, once a rebalance completed.
+    fn encode_rebalance(&self, encoder: &mut DescriptorEncoder) -> Fmt {
+        let Some(r) = self.rebalance().snapshot() else {
+            return Ok(());
+        };
+        let w = "kafka_connect_connect_worker_rebalance_metrics_";
+        let none = Vec::new;
+        family(
+            encoder,
+            &format!("{w}info"),
+            "The group sub-protocol in use and the leader's URL (connect-protocol, leader-name).",
+            [(
+                vec![("connect_protocol", r.protocol), ("leader_name", r.leader)],
+                Sample::Gauge(1.0),
+            )],
+        )?;
+        let gauges = [
+            ("epoch", "The group generation.", r.epoch as f64),
+            (
+                "rebalancing",
+                "Whether a rebalance is under way (1) or not (0).",
+                if r.rebalancing { 1.0 } else { 0.0 },
+            ),
+            (
+                "rebalance_avg_time_ms",
+                "The average time a rebalance took, in milliseconds.",
+                r.avg_ms.unwrap_or(f64::NAN),
+            ),
+            (
+                "rebalance_max_time_ms",
+                "The longest time a rebalance took, in milliseconds.",
+                r.max_ms.map_or(f64::NAN, |m| m as f64),
+            ),
+            (
+                "time_since_last_rebalance_ms",
+                "Milliseconds since the last rebalance completed.",
+                r.since_last.map_or(f64::NAN, |d| d.as_millis() as f64),
+            ),
+        ];
+        for (name, help, value) in gauges {
+            family(
+                encoder,
+                &format!("{w}{name}"),
+                help,
+                [(none(), Sample::Gauge(value))],
+            )?;
+        }
+        family(
+            encoder,
+            &format!("{w}completed_rebalances_total"),
+            "Rebalances this worker completed.",
+            [(none(), Sample::Count(r.completed))],
+        )
+    }
+
     fn encode_connectors(&self, encoder: &mut DescriptorEncoder) -> Fmt {
         let connectors: Vec<_> = Self::lock(&self.inner.connectors)
             .iter()
@@ -456,6 +511,7 @@ fn state_label(state: State) -> String {
 impl Collector for WorkerMetrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Fmt {
         self.encode_worker(&mut encoder)?;
+        self.encode_rebalance(&mut encoder)?;
         self.encode_connectors(&mut encoder)?;
         self.encode_tasks(&mut encoder)
     }

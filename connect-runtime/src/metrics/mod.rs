@@ -22,6 +22,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod rebalance;
+
+pub use rebalance::{RebalanceMetrics, RebalanceSnapshot};
+
 use crate::errors::ErrorStats;
 use crate::status::{StatusStore, TaskId};
 
@@ -417,6 +421,8 @@ struct Inner {
     tasks: Mutex<BTreeMap<TaskId, (TaskKind, Arc<TaskMetrics>)>>,
     /// connector-startup-{attempts,success,failure}-total, then task-...
     startups: [AtomicU64; 6],
+    /// Distributed mode's rebalances (exported once one completed).
+    rebalance: RebalanceMetrics,
 }
 
 impl std::fmt::Debug for WorkerMetrics {
@@ -443,6 +449,7 @@ impl WorkerMetrics {
                 connectors: Mutex::default(),
                 tasks: Mutex::default(),
                 startups: Default::default(),
+                rebalance: RebalanceMetrics::default(),
             }),
         }
     }
@@ -486,6 +493,11 @@ impl WorkerMetrics {
         self.inner.startups[base].fetch_add(1, Ordering::Relaxed);
         let slot = if ok { base + 1 } else { base + 2 };
         self.inner.startups[slot].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The rebalance metrics a distributed herder keeps.
+    pub fn rebalance(&self) -> &RebalanceMetrics {
+        &self.inner.rebalance
     }
 
     /// `connector-count` and `task-count`.
