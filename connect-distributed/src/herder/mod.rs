@@ -379,6 +379,11 @@ impl DistributedHerder {
         let _ = tokio::time::timeout(Duration::from_secs(60), left.wait_for(|l| *l)).await;
     }
 
+    /// The config topic this herder reads and writes.
+    pub fn config_topic(&self) -> Arc<dyn ConfigTopic> {
+        self.shared.configs.clone()
+    }
+
     /// Whether this worker leads the group now.
     pub fn is_leader(&self) -> bool {
         self.shared.view().is_leader

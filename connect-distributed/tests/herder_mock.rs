@@ -1,0 +1,291 @@
+//! The distributed herder in process, on librdkafka's mock cluster (no
+//! broker needed): two workers share a group and the three topics, REST
+//! calls through either one act on the whole cluster, files flow from a
+//! source to a sink, and bad requests get Kafka's errors.
+//!
+//! The multi-process drills on the real broker are in
+//! `connect-standalone/tests/distributed_drills.rs`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use connect_api::config::ConfigMap;
+use connect_api::ErrorKind;
+use connect_distributed::herder::{
+    ConfigTopic, DistributedConfig, DistributedHerder, InternalRequestError, StatusTopic,
+};
+use connect_distributed::stores::{KafkaConfigLog, KafkaStatusStore};
+use connect_distributed::topics::config::TargetState;
+use connect_file::{FileStreamSinkConnector, FileStreamSourceConnector, SINK_NAMES, SOURCE_NAMES};
+use connect_rdkafka::MockKafka;
+use connect_runtime::herder::Herder;
+use connect_runtime::kafka::{ClientConfig, KafkaCluster};
+use connect_runtime::offsets::KafkaOffsetStore;
+use connect_runtime::rest::{Loggers, RestServer};
+use connect_runtime::status::TargetState as RtTarget;
+use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
+use tokio::time::Instant;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// The mock cluster cannot create topics: the internal ones are made here.
+fn mock(extra: &[(&str, i32)]) -> MockKafka {
+    let mut topics = vec![("configs", 1), ("offsets", 2), ("status", 2)];
+    topics.extend_from_slice(extra);
+    MockKafka::start(1, &topics).unwrap()
+}
+
+fn plugins() -> Plugins {
+    let mut plugins = Plugins::with_builtins();
+    plugins.register_source(SOURCE_NAMES[0], &SOURCE_NAMES[1..], || {
+        Box::new(FileStreamSourceConnector::default())
+    });
+    plugins.register_sink(SINK_NAMES[0], &SINK_NAMES[1..], || {
+        Box::new(FileStreamSinkConnector::default())
+    });
+    plugins
+}
+
+/// One worker of the cluster: its herder and REST server.
+struct Node {
+    herder: DistributedHerder,
+    rest: Option<RestServer>,
+}
+
+impl Node {
+    async fn stop(mut self) {
+        self.herder.shutdown().await;
+        if let Some(rest) = self.rest.take() {
+            rest.stop().await;
+        }
+    }
+}
+
+/// A worker on `mock` in group `group`; joins when `join`.
+async fn node(mock: &MockKafka, group: &str, join: bool) -> Node {
+    let port = free_port();
+    let id = format!("127.0.0.1:{port}");
+    let props = ConfigMap::from([
+        ("bootstrap.servers", mock.bootstrap_servers()),
+        ("group.id", group),
+        ("config.storage.topic", "configs"),
+        ("offset.storage.topic", "offsets"),
+        ("status.storage.topic", "status"),
+        ("config.storage.replication.factor", "1"),
+        ("offset.storage.replication.factor", "1"),
+        ("status.storage.replication.factor", "1"),
+        ("offset.storage.partitions", "2"),
+        ("status.storage.partitions", "2"),
+        (
+            "key.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        ("offset.flush.interval.ms", "200"),
+        ("listeners", &format!("http://{id}")),
+        // The mock cluster: short sessions, no delay for lost work.
+        ("session.timeout.ms", "3000"),
+        ("heartbeat.interval.ms", "300"),
+        ("scheduled.rebalance.max.delay.ms", "0"),
+    ]);
+    let worker_config = WorkerConfig::parse(&props).unwrap();
+    let settings = DistributedConfig::parse(props.iter()).unwrap();
+    let cluster: Arc<dyn KafkaCluster> = Arc::new(mock.cluster());
+    let client = ClientConfig::new();
+    let offsets = KafkaOffsetStore::open(cluster.as_ref(), &client, "offsets", 2, 1, TIMEOUT)
+        .await
+        .unwrap();
+    let status: Arc<dyn StatusTopic> = Arc::new(
+        KafkaStatusStore::open(
+            cluster.as_ref(),
+            &client,
+            "status",
+            2,
+            1,
+            id.clone(),
+            TIMEOUT,
+        )
+        .await
+        .unwrap(),
+    );
+    let configs: Arc<dyn ConfigTopic> = Arc::new(
+        KafkaConfigLog::open(cluster.as_ref(), &client, "configs", 1, TIMEOUT)
+            .await
+            .unwrap(),
+    );
+    let worker = Worker::with_stores(
+        worker_config,
+        plugins(),
+        cluster,
+        Arc::new(offsets),
+        Arc::new(connect_runtime::config_store::MemoryConfigStore::new()),
+        status.clone(),
+    );
+    let herder = DistributedHerder::new(worker, configs, status, settings);
+    let rest = if join {
+        let rest = RestServer::start(
+            herder.clone(),
+            &format!("http://{id}"),
+            Loggers::in_memory("INFO"),
+        )
+        .await
+        .unwrap();
+        herder.start(&format!("http://{id}/")).unwrap();
+        Some(rest)
+    } else {
+        None
+    };
+    Node { herder, rest }
+}
+
+async fn eventually<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn config(pairs: &[(&str, &str)]) -> ConfigMap {
+    ConfigMap::from_pairs(pairs.iter().copied())
+}
+
+/// Two workers: a source created through one and a sink through the
+/// other; the lines reach the sink, both workers report the same statuses
+/// (with the worker that runs each unit), and the task configs the owner
+/// generated were written by the leader.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_share_connectors_on_the_mock_cluster() {
+    let mock = mock(&[("lines", 1)]);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    let output = dir.path().join("out.txt");
+    let lines: Vec<String> = (0..200).map(|n| format!("line-{n}")).collect();
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let a = node(&mock, "two", true).await;
+    let b = node(&mock, "two", true).await;
+    eventually("both workers in one generation", async || {
+        let (ga, gb) = (a.herder.generation(), b.herder.generation());
+        (ga > 0 && ga == gb && a.herder.is_leader() != b.herder.is_leader()).then_some(())
+    })
+    .await;
+    let input_s = input.to_str().unwrap();
+    let output_s = output.to_str().unwrap();
+    a.herder
+        .create_connector(
+            "source",
+            config(&[
+                ("connector.class", "FileStreamSource"),
+                ("file", input_s),
+                ("topic", "lines"),
+            ]),
+            RtTarget::Started,
+        )
+        .await
+        .unwrap();
+    b.herder
+        .create_connector(
+            "sink",
+            config(&[
+                ("connector.class", "FileStreamSink"),
+                ("file", output_s),
+                ("topics", "lines"),
+            ]),
+            RtTarget::Started,
+        )
+        .await
+        .unwrap();
+    eventually("every line in the sink file", async || {
+        let got = std::fs::read_to_string(&output).unwrap_or_default();
+        lines.iter().all(|l| got.contains(l.as_str())).then_some(())
+    })
+    .await;
+    for name in ["source", "sink"] {
+        let (sa, sb) = eventually("the same running status on both", async || {
+            let sa = a.herder.connector_status(name).await.ok()?;
+            let sb = b.herder.connector_status(name).await.ok()?;
+            (sa == sb && sa.tasks.len() == 1 && sa.tasks[0].state.state == "RUNNING")
+                .then_some((sa, sb))
+        })
+        .await;
+        assert!(!sa.connector.worker_id.is_empty(), "{sa:?} {sb:?}");
+        // The leader wrote what the owner generated, with task.class.
+        let tasks = b.herder.task_configs(name).await.unwrap();
+        assert_eq!(tasks.len(), 1);
+        assert!(tasks[0]["task.class"].ends_with("Task"), "{tasks:?}");
+    }
+    a.stop().await;
+    b.stop().await;
+}
+
+/// Bad and conflicting requests get Kafka's errors, whatever worker gets
+/// them; nothing is written for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rest_errors_are_kafkas() {
+    let mock = mock(&[]);
+    // Not in a group: one-record writes need no leader.
+    let n = node(&mock, "errors", false).await;
+    let h = &n.herder;
+    let source = config(&[
+        ("connector.class", "FileStreamSource"),
+        ("file", "/tmp/none"),
+        ("topic", "t"),
+    ]);
+    let info = h
+        .create_connector("s", source.clone(), RtTarget::Paused)
+        .await
+        .unwrap();
+    assert_eq!((info.name.as_str(), info.kind.as_str()), ("s", "source"));
+    let err = h
+        .create_connector("s", source.clone(), RtTarget::Started)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::Conflict, "{err}");
+    let bad = config(&[("connector.class", "FileStreamSource")]);
+    let err = h
+        .create_connector("bad", bad, RtTarget::Started)
+        .await
+        .unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Config { .. }), "{err}");
+    assert_eq!(h.connector_names().await, ["s"]);
+    // Created paused: the target state went in first.
+    let state = eventually("the target state", async || {
+        let s = ConfigTopic::state(&*configs_of(h));
+        s.target_state("s")
+    })
+    .await;
+    assert_eq!(state, TargetState::Paused);
+    let err = h.delete_connector("nope").await.unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::NotFound);
+    // No worker runs it yet: no status.
+    let err = h.connector_status("s").await.unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::NotFound, "{err}");
+    // Offsets change only while STOPPED.
+    let err = h.reset_connector_offsets("s").await.unwrap_err();
+    assert!(err.to_string().contains("STOPPED"), "{err}");
+    // Internal requests go to the leader; this worker is not one.
+    let refused = h.take_task_configs("s", b"[]", None).await.unwrap_err();
+    assert!(matches!(refused, InternalRequestError::NotLeader(_)));
+    assert_eq!(refused.status(), 409);
+    let (_, created) = h.put_connector_config("s", source).await.unwrap();
+    assert!(!created);
+    h.delete_connector("s").await.unwrap();
+    assert!(h.connector_names().await.is_empty());
+}
+
+fn configs_of(h: &DistributedHerder) -> Arc<dyn ConfigTopic> {
+    h.config_topic()
+}
