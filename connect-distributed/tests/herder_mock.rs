@@ -227,6 +227,39 @@ async fn two_workers_share_connectors_on_the_mock_cluster() {
         assert_eq!(tasks.len(), 1);
         assert!(tasks[0]["task.class"].ends_with("Task"), "{tasks:?}");
     }
+    // Pause, stop and resume through either worker act where it runs.
+    let state_of = async |h: &DistributedHerder, name: &str| {
+        let s = h.connector_status(name).await.ok()?;
+        Some((
+            s.connector.state.clone(),
+            s.tasks
+                .iter()
+                .map(|t| t.state.state.clone())
+                .collect::<Vec<_>>(),
+        ))
+    };
+    a.herder.pause("source").await.unwrap();
+    eventually("the source PAUSED", async || {
+        (state_of(&b.herder, "source").await? == ("PAUSED".into(), vec!["PAUSED".into()]))
+            .then_some(())
+    })
+    .await;
+    b.herder.stop("source").await.unwrap();
+    eventually("the source STOPPED with no tasks", async || {
+        let stopped = state_of(&a.herder, "source").await? == ("STOPPED".into(), vec![]);
+        let no_tasks = a.herder.task_configs("source").await.ok()?.is_empty();
+        (stopped && no_tasks).then_some(())
+    })
+    .await;
+    // Stopped: its offsets may be read (and changed).
+    let offsets = a.herder.connector_offsets("source").await.unwrap();
+    assert_eq!(offsets.offsets.len(), 1, "{offsets:?}");
+    a.herder.resume("source").await.unwrap();
+    eventually("the source RUNNING again", async || {
+        (state_of(&b.herder, "source").await? == ("RUNNING".into(), vec!["RUNNING".into()]))
+            .then_some(())
+    })
+    .await;
     a.stop().await;
     b.stop().await;
 }

@@ -77,13 +77,16 @@ impl Worker {
         let class = config.get("connector.class").map_or("", |c| c.trim());
         let kind = self.inner.plugins.connector(class)?.kind;
         let offsets = match kind {
-            ConnectorType::Source => self
-                .inner
-                .offsets
-                .connector_offsets(name)
-                .into_iter()
-                .map(|(partition, offset)| ConnectorOffset { partition, offset })
-                .collect(),
+            ConnectorType::Source => {
+                // What other workers wrote, too (a no-op for local stores).
+                self.inner.offsets.refresh().await?;
+                self.inner
+                    .offsets
+                    .connector_offsets(name)
+                    .into_iter()
+                    .map(|(partition, offset)| ConnectorOffset { partition, offset })
+                    .collect()
+            }
             ConnectorType::Sink => {
                 let mut consumer = self.group_consumer(name, config)?;
                 let partitions = self.sink_partitions(config).await?;
