@@ -112,7 +112,6 @@ impl ConnectorPlugin {
 /// assert!(plugins.transforms().has_transform("InsertField$Value"));
 /// assert!(plugins.connector("NoSuchConnector").is_err());
 /// ```
-/// ```
 pub struct Plugins {
     connectors: BTreeMap<String, ConnectorPlugin>,
     transforms: TransformRegistry,
