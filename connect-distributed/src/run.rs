@@ -36,7 +36,9 @@ use connect_runtime::kafka::{ClientConfig, KafkaCluster};
 use connect_runtime::offsets::KafkaOffsetStore;
 use connect_runtime::properties::load_properties;
 use connect_runtime::rest::{Loggers, RestServer};
-use connect_runtime::standalone::{shutdown_signal, EXIT_FAILURE, EXIT_OK, EXIT_USAGE};
+use connect_runtime::standalone::{
+    failure, run_command, shutdown_signal, usage, CommandFailure, EXIT_FAILURE,
+};
 use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
 
 use crate::herder::{ConfigTopic, DistributedConfig, DistributedHerder, StatusTopic};
@@ -79,48 +81,11 @@ const DISTRIBUTED_KEYS: &[&str] = &[
     "rest.advertised.listener",
 ];
 
-/// Why the worker could not run: a message and the exit code.
-#[derive(Debug)]
-struct Failure {
-    code: i32,
-    message: String,
-}
-
-fn usage(message: impl Into<String>) -> Failure {
-    Failure {
-        code: EXIT_USAGE,
-        message: message.into(),
-    }
-}
-
-fn failure(message: impl Into<String>) -> Failure {
-    Failure {
-        code: EXIT_FAILURE,
-        message: message.into(),
-    }
-}
-
 /// Run a distributed worker with `args` (the command's arguments, without
 /// the program name) on a new tokio runtime until SIGINT/SIGTERM; returns
 /// the process exit code. Errors are logged through `tracing`.
 pub fn run_distributed(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            tracing::error!("cannot start the tokio runtime: {e}");
-            return EXIT_FAILURE;
-        }
-    };
-    match runtime.block_on(run(args, plugins, loggers)) {
-        Ok(()) => EXIT_OK,
-        Err(f) => {
-            tracing::error!("{}", f.message);
-            f.code
-        }
-    }
+    run_command(run(args, plugins, loggers))
 }
 
 /// The worker file, checked before anything starts.
@@ -134,7 +99,7 @@ struct Setup {
     listener: String,
 }
 
-fn load(args: &[String]) -> Result<Setup, Failure> {
+fn load(args: &[String]) -> Result<Setup, CommandFailure> {
     let [file] = args else {
         return Err(usage(USAGE));
     };
@@ -207,7 +172,7 @@ fn load(args: &[String]) -> Result<Setup, Failure> {
     })
 }
 
-async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<(), Failure> {
+async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<(), CommandFailure> {
     let setup = load(&args)?;
     let file = &setup.file;
     tracing::info!(
@@ -292,6 +257,7 @@ async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+    use connect_runtime::standalone::EXIT_USAGE;
 
     fn write(name: &str, text: &str) -> String {
         let dir = std::env::temp_dir().join(format!("distributed-load-{}", std::process::id()));

@@ -50,22 +50,26 @@ pub const EXIT_USAGE: i32 = 2;
 
 const USAGE: &str = "usage: connect-standalone WORKER.properties [CONNECTOR.properties ...]";
 
-/// Why the worker could not run: a message and the exit code.
+/// Why a worker command could not run: a message and the exit code.
 #[derive(Debug)]
-struct Failure {
-    code: i32,
-    message: String,
+pub struct CommandFailure {
+    /// [`EXIT_USAGE`] or [`EXIT_FAILURE`].
+    pub code: i32,
+    /// What went wrong, naming the file and key when it is the config.
+    pub message: String,
 }
 
-fn usage(message: impl Into<String>) -> Failure {
-    Failure {
+/// Bad arguments or configuration ([`EXIT_USAGE`]).
+pub fn usage(message: impl Into<String>) -> CommandFailure {
+    CommandFailure {
         code: EXIT_USAGE,
         message: message.into(),
     }
 }
 
-fn failure(message: impl Into<String>) -> Failure {
-    Failure {
+/// A runtime failure ([`EXIT_FAILURE`]).
+pub fn failure(message: impl Into<String>) -> CommandFailure {
+    CommandFailure {
         code: EXIT_FAILURE,
         message: message.into(),
     }
@@ -76,6 +80,14 @@ fn failure(message: impl Into<String>) -> Failure {
 /// the process exit code ([`EXIT_OK`], [`EXIT_FAILURE`], [`EXIT_USAGE`]).
 /// Errors are logged through `tracing`.
 pub fn run_standalone(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> i32 {
+    run_command(run(args, plugins, loggers, shutdown_signal()))
+}
+
+/// Run a worker command's `main` on a new multi-threaded tokio runtime and
+/// turn its outcome into an exit code, logging the failure.
+pub fn run_command(
+    main: impl std::future::Future<Output = std::result::Result<(), CommandFailure>>,
+) -> i32 {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -86,7 +98,7 @@ pub fn run_standalone(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> 
             return EXIT_FAILURE;
         }
     };
-    match runtime.block_on(run(args, plugins, loggers, shutdown_signal())) {
+    match runtime.block_on(main) {
         Ok(()) => EXIT_OK,
         Err(f) => {
             tracing::error!("{}", f.message);
@@ -126,7 +138,7 @@ struct Setup {
     connectors: Vec<(String, ConfigMap)>,
 }
 
-fn load(args: &[String]) -> std::result::Result<Setup, Failure> {
+fn load(args: &[String]) -> std::result::Result<Setup, CommandFailure> {
     let Some((worker_file, connector_files)) = args.split_first() else {
         return Err(usage(USAGE));
     };
@@ -201,7 +213,7 @@ fn demo_topics(connectors: &[(String, ConfigMap)]) -> Vec<String> {
 #[cfg(feature = "rdkafka")]
 fn connect_kafka(
     setup: &Setup,
-) -> std::result::Result<(KeepAlive, Arc<dyn KafkaCluster>), Failure> {
+) -> std::result::Result<(KeepAlive, Arc<dyn KafkaCluster>), CommandFailure> {
     use crate::kafka::rdkafka_adapter::{MockKafka, RdKafkaCluster};
     match setup.worker.bootstrap_servers() {
         Some(servers) => {
@@ -229,7 +241,7 @@ fn connect_kafka(
 #[cfg(not(feature = "rdkafka"))]
 fn connect_kafka(
     _setup: &Setup,
-) -> std::result::Result<(KeepAlive, Arc<dyn KafkaCluster>), Failure> {
+) -> std::result::Result<(KeepAlive, Arc<dyn KafkaCluster>), CommandFailure> {
     Err(failure(
         "this build has no Kafka client: rebuild connect-runtime with the rdkafka feature",
     ))
@@ -242,7 +254,7 @@ async fn run(
     plugins: Plugins,
     loggers: Loggers,
     stop: impl std::future::Future<Output = ()>,
-) -> std::result::Result<(), Failure> {
+) -> std::result::Result<(), CommandFailure> {
     let setup = load(&args)?;
     let offsets_file = setup.worker.offset_file().unwrap_or_default().to_string();
     let offsets = FileOffsetStore::open(&offsets_file).map_err(|e| {

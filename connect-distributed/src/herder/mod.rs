@@ -775,31 +775,12 @@ impl Herder for DistributedHerder {
 
     async fn connector_topics(&self, name: &str) -> Result<Vec<String>> {
         self.exists(name)?;
-        if !self.shared.worker.config().topic_tracking().0 {
-            return Err(ConnectError::config(
-                "topic.tracking.enable",
-                "Topic tracking is disabled.",
-            ));
-        }
-        Ok(self.shared.status.topics(name))
+        self.shared.worker.tracked_topics(name)
     }
 
     async fn reset_connector_topics(&self, name: &str) -> Result<()> {
         self.exists(name)?;
-        match self.shared.worker.config().topic_tracking() {
-            (false, _) => Err(ConnectError::config(
-                "topic.tracking.enable",
-                "Topic tracking is disabled.",
-            )),
-            (true, false) => Err(ConnectError::config(
-                "topic.tracking.allow.reset",
-                "Topic tracking reset is disabled.",
-            )),
-            (true, true) => {
-                self.shared.status.reset_topics(name);
-                Ok(())
-            }
-        }
+        self.shared.worker.reset_tracked_topics(name)
     }
 
     async fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets> {

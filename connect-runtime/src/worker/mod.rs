@@ -532,6 +532,21 @@ impl Worker {
         if !self.inner.connectors.lock().await.contains_key(name) {
             return Err(not_found(name));
         }
+        self.tracked_topics(name)
+    }
+
+    /// Forget the topics `name` used (KIP-558); an error when
+    /// `topic.tracking.enable` or `topic.tracking.allow.reset` is off.
+    pub async fn reset_connector_topics(&self, name: &str) -> Result<()> {
+        if !self.inner.connectors.lock().await.contains_key(name) {
+            return Err(not_found(name));
+        }
+        self.reset_tracked_topics(name)
+    }
+
+    /// The topics connector `name` used, as the status store tracks them,
+    /// wherever the connector is kept (the caller checked it exists).
+    pub fn tracked_topics(&self, name: &str) -> Result<Vec<String>> {
         if !self.inner.config.topic_tracking().0 {
             return Err(ConnectError::config(
                 "topic.tracking.enable",
@@ -541,12 +556,9 @@ impl Worker {
         Ok(self.inner.status.topics(name))
     }
 
-    /// Forget the topics `name` used (KIP-558); an error when
-    /// `topic.tracking.enable` or `topic.tracking.allow.reset` is off.
-    pub async fn reset_connector_topics(&self, name: &str) -> Result<()> {
-        if !self.inner.connectors.lock().await.contains_key(name) {
-            return Err(not_found(name));
-        }
+    /// Forget the topics connector `name` used (the caller checked it
+    /// exists).
+    pub fn reset_tracked_topics(&self, name: &str) -> Result<()> {
         match self.inner.config.topic_tracking() {
             (false, _) => Err(ConnectError::config(
                 "topic.tracking.enable",
