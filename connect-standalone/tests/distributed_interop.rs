@@ -24,6 +24,20 @@
 //!    through the status's worker ids before the kill; the leader decides,
 //!    so a run where none does says so and only asserts that Java ran work).
 //!
+//! Differences from Java seen here (not asserted; they do not break the
+//! mixed cluster):
+//! - a follower of ours writes `POST /connectors` (and other connector
+//!   config changes) to the config topic itself; Java's follower refuses
+//!   (`NotLeaderException: Only the leader can set connector configs`) and
+//!   its REST forwards the request to the leader. So with Java leading, the
+//!   connectors created through ours never reach Java's REST (its access log
+//!   shows only the test's own `POST /connectors`), and the leader's
+//!   duplicate-name check is bypassed for them. Task configs do go to the
+//!   leader both ways (`POST /connectors/{c}/tasks?forward=true`, signed,
+//!   204 in Java's log).
+//! - our tasks have no `version()`: task statuses carry their connector's
+//!   version, where Java writes the task's (the same for FileStream).
+//!
 //! Prints a timeline (scenario, seconds since its start, event). Skips loudly
 //! (`SKIPPED`) without `KAFKA_BOOTSTRAP_SERVERS`; without Java or Maven too,
 //! unless `CONFORMANCE_REQUIRE_JAVA=1` (CI), which makes that a failure. On a
