@@ -438,15 +438,31 @@ async fn ensure_topic(
         new.configs.clone_from(&spec.topic_configs);
         new.configs
             .insert("cleanup.policy".into(), "compact".into());
-        match admin.create_topic(&new, timeout).await {
-            Ok(CreateTopicOutcome::Created) => tracing::info!(topic, "created topic"),
-            Ok(CreateTopicOutcome::AlreadyExists) => {}
-            Ok(CreateTopicOutcome::Unsupported { reason }) => {
-                tracing::warn!(topic, %reason, "cannot create the topic")
+        let exists = match admin.create_topic(&new, timeout).await {
+            Ok(CreateTopicOutcome::Created) => {
+                tracing::info!(topic, "created topic");
+                true
             }
-            Err(e) => tracing::warn!(topic, error = %e, "creating the topic failed"),
-        }
+            // Another worker created it a moment ago.
+            Ok(CreateTopicOutcome::AlreadyExists) => true,
+            Ok(CreateTopicOutcome::Unsupported { reason }) => {
+                tracing::warn!(topic, %reason, "cannot create the topic");
+                false
+            }
+            Err(e) => {
+                tracing::warn!(topic, error = %e, "creating the topic failed");
+                false
+            }
+        };
         existing = admin.describe_topic(topic, timeout).await?;
+        // A topic created a moment ago (here or by a worker starting at the
+        // same time) may not be in the metadata yet: ask again until it is,
+        // as Java's KafkaBasedLog retries partitionsFor until its deadline.
+        let deadline = tokio::time::Instant::now() + timeout;
+        while exists && existing.is_none() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            existing = admin.describe_topic(topic, timeout).await?;
+        }
     }
     let Some(description) = existing else {
         return Err(ConnectError::config(

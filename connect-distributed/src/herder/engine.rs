@@ -259,6 +259,24 @@ impl Engine {
     /// has, with its current configs.
     async fn reconcile(&mut self) {
         let state = self.shared.configs.state();
+        // The version the statuses of this worker's units carry, as Java's
+        // records do (our tasks have no version of their own: they carry
+        // their connector's).
+        let named: BTreeSet<&str> = self
+            .owned
+            .0
+            .iter()
+            .map(String::as_str)
+            .chain(self.owned.1.iter().map(|id| id.connector.as_str()))
+            .collect();
+        for name in named {
+            let version = state.connector_config(name).and_then(|props| {
+                let class = props.get("connector.class")?.as_deref()?;
+                let plugin = self.worker().plugins().connector(class.trim()).ok()?;
+                Some(plugin.create().as_connector_ref().version())
+            });
+            self.shared.status.set_version(name, version);
+        }
         // Connectors.
         let mut stop_connectors = Vec::new();
         for name in self.started.connectors.keys() {

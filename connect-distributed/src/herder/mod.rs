@@ -95,6 +95,10 @@ pub trait StatusTopic: StatusStore + 'static {
     fn connector_status(&self, name: &str) -> Option<Status>;
     /// The stored status of a task.
     fn task_status(&self, id: &ConnectorTaskId) -> Option<Status>;
+    /// The plugin version this worker writes into the statuses of
+    /// `connector` and its tasks (Java's records carry it; its REST shows
+    /// the record's, null when absent).
+    fn set_version(&self, _connector: &str, _version: Option<String>) {}
 }
 
 impl StatusTopic for KafkaStatusStore {
@@ -106,6 +110,9 @@ impl StatusTopic for KafkaStatusStore {
     }
     fn task_status(&self, id: &ConnectorTaskId) -> Option<Status> {
         KafkaStatusStore::task_status(self, id)
+    }
+    fn set_version(&self, connector: &str, version: Option<String>) {
+        KafkaStatusStore::set_version(self, connector, version)
     }
 }
 

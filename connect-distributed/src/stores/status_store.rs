@@ -91,6 +91,9 @@ pub struct KafkaStatusStore {
     cache: Arc<Mutex<Cache>>,
     worker_id: String,
     generation: AtomicI32,
+    /// Per connector: the plugin version written into its statuses and its
+    /// tasks' (Java writes `worker.connectorVersion` / `taskVersion`).
+    versions: Mutex<HashMap<String, String>>,
     runtime: tokio::runtime::Handle,
 }
 
@@ -103,7 +106,7 @@ impl std::fmt::Debug for KafkaStatusStore {
     }
 }
 
-fn lock(cache: &Mutex<Cache>) -> MutexGuard<'_, Cache> {
+fn lock<T>(cache: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every change replaces whole entries, so a poisoned cache is usable.
     cache.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -184,6 +187,7 @@ impl KafkaStatusStore {
             cache,
             worker_id: worker_id.into(),
             generation: AtomicI32::new(-1),
+            versions: Mutex::new(HashMap::new()),
             runtime: tokio::runtime::Handle::current(),
         })
     }
@@ -192,6 +196,17 @@ impl KafkaStatusStore {
     /// each rebalance).
     pub fn set_generation(&self, generation: i32) {
         self.generation.store(generation, Ordering::SeqCst);
+    }
+
+    /// The plugin version written into the statuses of `connector` and its
+    /// tasks from now on (`None`: JSON null, as Java writes when it does not
+    /// know the version).
+    pub fn set_version(&self, connector: &str, version: Option<String>) {
+        let mut versions = lock(&self.versions);
+        match version {
+            Some(v) => versions.insert(connector.to_string(), v),
+            None => versions.remove(connector),
+        };
     }
 
     /// The generation written into statuses.
@@ -242,13 +257,13 @@ impl KafkaStatusStore {
         }
     }
 
-    fn status(&self, state: RtState, trace: Option<String>) -> Status {
+    fn status(&self, connector: &str, state: RtState, trace: Option<String>) -> Status {
         Status {
             state: topic_state(state),
             trace,
             worker_id: self.worker_id.clone(),
             generation: self.generation(),
-            version: None,
+            version: lock(&self.versions).get(connector).cloned(),
         }
     }
 
@@ -287,8 +302,8 @@ impl KafkaStatusStore {
     }
 
     fn put_task(&self, id: &TaskId, state: RtState, trace: Option<String>) {
+        let status = self.status(&id.connector, state, trace);
         let id = task_id(id);
-        let status = self.status(state, trace);
         // Java's herder writes a task leaving this worker (UNASSIGNED)
         // safely: a new owner's status of a later generation stays.
         if state == RtState::Unassigned {
@@ -325,7 +340,7 @@ impl StatusListener for KafkaStatusStore {
 
 impl StatusStore for KafkaStatusStore {
     fn put_connector(&self, name: &str, state: RtState, trace: Option<String>) {
-        let status = self.status(state, trace);
+        let status = self.status(name, state, trace);
         let record = StatusRecord::connector(name, status.clone());
         if state == RtState::Unassigned {
             let cached = self.connector_status(name);
@@ -441,6 +456,24 @@ mod tests {
         assert!(w1.topics("files").is_empty());
     }
 
+    /// Java's records carry the plugin version and Java's REST shows the
+    /// record's (null when absent): ours write it too, so both show the same.
+    #[tokio::test(start_paused = true)]
+    async fn statuses_carry_the_connectors_version() {
+        let kafka = MemoryKafka::new();
+        let w1 = open(&kafka, "w1:8083").await;
+        w1.set_version("files", Some("4.4.0".into()));
+        w1.put_connector("files", RtState::Running, None);
+        w1.task_state(&task(0), RtState::Running, None);
+        w1.put_connector("other", RtState::Running, None);
+        w1.read_to_end().await.unwrap();
+        let connector = w1.connector_status("files").unwrap();
+        let task = w1.task_status(&ConnectorTaskId::new("files", 0)).unwrap();
+        assert_eq!(connector.version.as_deref(), Some("4.4.0"));
+        assert_eq!(task.version.as_deref(), Some("4.4.0"));
+        assert_eq!(w1.connector_status("other").unwrap().version, None);
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_previous_owners_late_unassigned_does_not_hide_the_new_owner() {
         let kafka = MemoryKafka::new();
@@ -461,7 +494,7 @@ mod tests {
         // Written unsafely (as a worker that has not seen the new status
         // would), a same-or-older-generation UNASSIGNED over RUNNING is
         // ignored by readers.
-        let late = old_owner.status(RtState::Unassigned, None);
+        let late = old_owner.status("files", RtState::Unassigned, None);
         old_owner.write(StatusRecord::task(ConnectorTaskId::new("files", 0), late));
         old_owner.read_to_end().await.unwrap();
         new_owner.read_to_end().await.unwrap();
