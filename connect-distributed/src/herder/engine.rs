@@ -243,8 +243,9 @@ impl Engine {
         tracing::info!(
             generation = j.generation,
             leader = j.is_leader,
+            protocol = %j.protocol,
             connectors = ?self.owned.0,
-            tasks = self.owned.1.len(),
+            tasks = ?self.owned.1.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "joined the Connect group"
         );
         self.layout = layout(&configs.state());

@@ -13,7 +13,7 @@
 //!   order decides between concurrent writers, and every worker ends with
 //!   the same view. Task configs are the leader's to write: the owner of a
 //!   connector hands them over with a signed internal request (KIP-507).
-//! - **Work**: the herder loop ([`engine`]) makes the runtime's
+//! - **Work**: the herder loop (`engine`) makes the runtime's
 //!   [`Worker`] run exactly what the assignment gives this worker; it
 //!   stops everything when the member fences itself, and, under the eager
 //!   `default` sub-protocol, before every JoinGroup (Java's
