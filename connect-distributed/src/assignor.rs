@@ -55,8 +55,12 @@
 //! units; the two differ only between supplementary characters and
 //! U+E000..U+FFFF in names. A leader whose id is not among the members, or
 //! an empty member list, is an [`AssignError`] (Java would throw a
-//! `NullPointerException`). Only the incremental sub-protocols are served;
-//! `default` (eager) uses Java's separate `EagerAssignor`, not ported here.
+//! `NullPointerException`). [`assign`] serves only the incremental
+//! sub-protocols; under `default` (eager) the leader uses
+//! [`assign_eager`] instead, the port of Java's separate `EagerAssignor`
+//! ([`eager`]), which keeps no state between rounds.
+
+pub mod eager;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -67,6 +71,8 @@ use crate::protocol::{
     Assignment, ConnectorAssignment, ConnectorTaskId, SubProtocol, WorkerMetadata, CONFIG_MISMATCH,
     NO_ERROR,
 };
+
+pub use eager::assign_eager;
 
 /// The worker setting that bounds how long lost work is held for its owner
 /// to come back.
@@ -174,7 +180,8 @@ pub struct RoundInput<'a> {
     pub members: &'a [Member],
     /// The leader's config snapshot.
     pub snapshot: &'a ConfigSnapshot,
-    /// The elected sub-protocol (`compatible` or `sessioned`).
+    /// The elected sub-protocol: `compatible` or `sessioned` for
+    /// [`assign`], `default` for [`assign_eager`].
     pub protocol: SubProtocol,
     /// The generation of the last rebalance the leader completed (Java's
     /// `lastCompletedGenerationId`, -1 if none). If it is not the
@@ -197,9 +204,14 @@ pub enum AssignError {
     /// The leader is not one of the members.
     #[error("leader `{0}` is not a member of the group")]
     LeaderNotAMember(String),
-    /// The eager sub-protocol was elected; it uses a different assignor.
+    /// The eager sub-protocol was elected; it uses a different assignor
+    /// ([`assign_eager`]).
     #[error("the `default` (eager) sub-protocol is not assigned incrementally")]
     EagerProtocol,
+    /// [`assign_eager`] was asked for a round of an incremental
+    /// sub-protocol; those use [`assign`].
+    #[error("the `{0}` sub-protocol is assigned incrementally, not eagerly")]
+    NotEager(SubProtocol),
 }
 
 /// What one member is told, in typed and in wire form.

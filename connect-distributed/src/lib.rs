@@ -14,8 +14,9 @@
 //!   (v2) sub-protocols: [`protocol::WorkerMetadata`] and
 //!   [`protocol::Assignment`] with Java's exact encoding, and typed
 //!   [`protocol::ProtocolError`]s for anything a peer may send;
-//! - [`assignor`]: a pure port of Java's `IncrementalCooperativeAssignor`
-//!   ([`assignor::assign`]);
+//! - [`assignor`]: pure ports of Java's `IncrementalCooperativeAssignor`
+//!   ([`assignor::assign`]) and, for the eager `default` sub-protocol, of
+//!   its `EagerAssignor` ([`assignor::assign_eager`]);
 //! - [`group`]: the group membership client: a [`group::GroupMember`]
 //!   joins the `connect` group through Kafka's coordinator over its own
 //!   TCP connections, heartbeats on its own task, and reports joins,

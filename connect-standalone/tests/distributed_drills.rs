@@ -141,6 +141,12 @@ impl Drill {
 
     /// Start one more worker; returns its index.
     fn start_worker(&mut self) -> usize {
+        self.start_worker_with("")
+    }
+
+    /// Start one more worker with `extra` properties (lines); returns its
+    /// index.
+    fn start_worker_with(&mut self, extra: &str) -> usize {
         let i = self.nodes.len();
         let port = free_port();
         let props = self.path(&format!("worker-{i}.properties"));
@@ -155,7 +161,7 @@ impl Drill {
                  key.converter=org.apache.kafka.connect.json.JsonConverter\nvalue.converter=org.apache.kafka.connect.json.JsonConverter\n\
                  offset.flush.interval.ms=500\nlisteners=http://127.0.0.1:{port}\n\
                  session.timeout.ms={SESSION_MS}\nheartbeat.interval.ms=1000\nscheduled.rebalance.max.delay.ms={DELAY_MS}\n\
-                 consumer.session.timeout.ms=6000\nconsumer.heartbeat.interval.ms=1000\n",
+                 consumer.session.timeout.ms=6000\nconsumer.heartbeat.interval.ms=1000\n{extra}",
                 self.bootstrap
             ),
         )
@@ -741,4 +747,141 @@ fn a_broker_restart_under_load_loses_no_line_on_real_kafka() {
     let _ = Command::new(&script)
         .args(["stop", "--dir", broker_dir.path().to_str().unwrap()])
         .output();
+}
+
+/// What a worker's last "joined the Connect group" log line says:
+/// (generation, protocol, connectors, tasks).
+fn last_join(log: &str) -> Option<(u64, String, Vec<String>, Vec<String>)> {
+    let line = log
+        .lines()
+        .rev()
+        .find(|l| l.contains("joined the Connect group"))?;
+    let field = |key: &str| -> Option<&str> {
+        let rest = line.split(&format!("{key}=")).nth(1)?;
+        Some(rest)
+    };
+    // The quoted names of a `{..}` or `[..]` debug list.
+    let names = |rest: &str| -> Vec<String> {
+        let end = rest.find(['}', ']']).unwrap_or(rest.len());
+        rest[..end]
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    let generation = field("generation")?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let protocol = field("protocol")?.split_whitespace().next()?.to_string();
+    Some((
+        generation,
+        protocol,
+        names(field("connectors")?),
+        names(field("tasks")?),
+    ))
+}
+
+/// 2 workers with `connect.protocol=eager` (Java's `default`
+/// sub-protocol, the leader's `EagerAssignor`), a file source and a 3-task
+/// file sink under load, then a third worker joins and leaves again:
+/// every rebalance stops everything before rejoining, each unit runs on
+/// exactly one worker after each round, and every line reaches the sink.
+#[test]
+fn eager_rebalances_stop_everything_and_lose_no_line_on_real_kafka() {
+    let test =
+        "distributed_drills::eager_rebalances_stop_everything_and_lose_no_line_on_real_kafka";
+    let Some(bootstrap) = real_bootstrap(test) else {
+        return;
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut d = Drill::new("eager", bootstrap);
+    let eager = "connect.protocol=eager\n";
+    d.start_worker_with(eager);
+    d.start_worker_with(eager);
+    let writer = Writer::start(&d.path("in.txt"), 200);
+    d.source_and_sink(0, 3);
+    let units = [("source", 1), ("sink", 3)];
+    let all: Vec<String> = ["source", "sink", "source-0", "sink-0", "sink-1", "sink-2"]
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    // The live workers' last rounds: one generation, the eager protocol,
+    // and every unit owned by exactly one of them.
+    let settled = |d: &Drill| -> Option<BTreeMap<String, usize>> {
+        let mut joins = Vec::new();
+        for (i, n) in d.nodes.iter().enumerate().filter(|(_, n)| n.alive()) {
+            let (generation, protocol, connectors, tasks) = last_join(&n.log_text())?;
+            if protocol != "default" {
+                d.fail(&format!(
+                    "worker {i} joined with protocol {protocol}, not default"
+                ));
+            }
+            joins.push((i, generation, connectors, tasks));
+        }
+        // Only rounds of one generation can be compared.
+        if joins.windows(2).any(|w| w[0].1 != w[1].1) {
+            return None;
+        }
+        let mut owners: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, generation, connectors, tasks) in joins {
+            for unit in connectors.into_iter().chain(tasks) {
+                if let Some(other) = owners.insert(unit.clone(), i) {
+                    d.fail(&format!(
+                        "{unit} is owned by workers {other} and {i} in generation {generation}"
+                    ));
+                }
+            }
+        }
+        let covered = owners.len() == all.len() && all.iter().all(|u| owners.contains_key(u));
+        (covered && d.all_running_on_live(&units)).then_some(owners)
+    };
+    let owners = d.wait("every unit owned once and running", || settled(&d));
+    d.note(format!("eager placement with 2 workers: {owners:?}"));
+
+    d.wait("some lines through the sink first", || {
+        (d.sink_lines().len() > 100).then_some(())
+    });
+    let joined_at = Instant::now();
+    let newcomer = d.start_worker_with(eager);
+    let new_id = d.nodes[newcomer].worker_id();
+    let owners = d.wait("the newcomer owns something", || {
+        settled(&d).filter(|o| o.values().any(|&w| w == newcomer))
+    });
+    d.wait("the newcomer runs something", || {
+        let runs = units.iter().any(|(c, _)| {
+            d.placement(c)
+                .iter()
+                .any(|(_, state, w)| *w == new_id && state == "RUNNING")
+        });
+        runs.then_some(())
+    });
+    d.note(format!(
+        "after the join ({:.1} s): {owners:?}",
+        joined_at.elapsed().as_secs_f64()
+    ));
+    for i in 0..2 {
+        if !d.nodes[i]
+            .log_text()
+            .contains("eager rebalance: stopping all connectors and tasks before rejoining")
+        {
+            d.fail(&format!(
+                "worker {i} did not stop its work before rejoining for the join"
+            ));
+        }
+    }
+    let left_at = Instant::now();
+    d.nodes[newcomer].terminate();
+    d.note("SIGTERM to the newcomer; it left the group");
+    let owners = d.wait("everything on the first two again", || settled(&d));
+    d.note(format!(
+        "after the leave ({:.1} s): {owners:?}",
+        left_at.elapsed().as_secs_f64()
+    ));
+    std::thread::sleep(Duration::from_millis(500));
+    let written = writer.finish();
+    d.note(format!("stopped writing after {written} lines"));
+    d.check_every_line(written);
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use connect_api::config::ConfigMap;
 use connect_runtime::status::{State, TaskId};
 use connect_runtime::worker::Worker;
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use super::{properties_to_map, runtime_target, Shared};
@@ -28,6 +28,10 @@ use crate::topics::config_state::ConfigState;
 
 /// Until the leader takes new task configs, try again this often.
 const PUBLISH_RETRY: Duration = Duration::from_millis(500);
+
+/// A request to stop all work (eager rebalancing, before JoinGroup): the
+/// loop answers on the oneshot once everything is stopped.
+pub(super) type StopRequest = oneshot::Sender<()>;
 
 /// What this worker started, with the configs it started it with.
 #[derive(Default)]
@@ -43,6 +47,8 @@ pub(super) struct Engine {
     pub(super) member: Option<GroupMember>,
     pub(super) events: mpsc::UnboundedReceiver<GroupEvent>,
     pub(super) reconfigure: mpsc::UnboundedReceiver<String>,
+    /// From `worker_state` under eager rebalancing.
+    stop_requests: mpsc::UnboundedReceiver<StopRequest>,
     pub(super) shutdown: watch::Receiver<bool>,
     started: Started,
     /// What the current assignment gives this worker; empty while fenced.
@@ -63,6 +69,7 @@ impl Engine {
         member: GroupMember,
         events: mpsc::UnboundedReceiver<GroupEvent>,
         reconfigure: mpsc::UnboundedReceiver<String>,
+        stop_requests: mpsc::UnboundedReceiver<StopRequest>,
         shutdown: watch::Receiver<bool>,
     ) -> Engine {
         let restarts = shared.configs.restart_requests();
@@ -71,6 +78,7 @@ impl Engine {
             member: Some(member),
             events,
             reconfigure,
+            stop_requests,
             shutdown,
             started: Started::default(),
             owned: Default::default(),
@@ -123,6 +131,10 @@ impl Engine {
                     self.on_config().await;
                 }
                 Some(name) = self.reconfigure.recv() => self.on_reconfigure(&name).await,
+                Some(done) = self.stop_requests.recv() => {
+                    self.revoke_all().await;
+                    let _ = done.send(());
+                }
                 _ = sleep_until(timer) => {
                     let now = Instant::now();
                     if self.rejoin_at.is_some_and(|t| t <= now) {
@@ -137,10 +149,26 @@ impl Engine {
             }
         }
         self.stop_all().await;
+        // Nothing runs any more: answer the stop requests still queued
+        // and refuse later ones, so the member never waits for this loop
+        // while it leaves.
+        self.stop_requests.close();
+        while let Ok(done) = self.stop_requests.try_recv() {
+            let _ = done.send(());
+        }
         if let Some(member) = self.member.take() {
             member.leave().await;
         }
         self.shared.set_left();
+    }
+
+    /// Eager rebalancing: the whole assignment is revoked before this
+    /// worker joins again; the next `Joined` gives it its new one.
+    async fn revoke_all(&mut self) {
+        tracing::info!("eager rebalance: stopping all connectors and tasks before rejoining");
+        self.owned = Default::default();
+        self.shared.set_view(|v| v.rebalancing = true);
+        self.stop_all().await;
     }
 
     async fn on_group(&mut self, event: GroupEvent) {
@@ -223,8 +251,9 @@ impl Engine {
         tracing::info!(
             generation = j.generation,
             leader = j.is_leader,
+            protocol = %j.protocol,
             connectors = ?self.owned.0,
-            tasks = self.owned.1.len(),
+            tasks = ?self.owned.1.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "joined the Connect group"
         );
         self.layout = layout(&configs.state());

@@ -3,7 +3,9 @@
 //!
 //! - **Membership**: a [`GroupMember`] in the `connect` group; when the
 //!   broker makes this worker the leader, it assigns connectors and tasks
-//!   with [`crate::assignor::assign`] from its view of the config topic.
+//!   from its view of the config topic: with [`crate::assignor::assign`]
+//!   under the incremental sub-protocols, with
+//!   [`crate::assignor::assign_eager`] under `default` (eager).
 //! - **Configs**: every worker replays the config topic
 //!   ([`ConfigTopic`]). REST writes that are one record (create, update,
 //!   delete, pause, resume, stop, restart requests) are appended by the
@@ -13,7 +15,9 @@
 //!   connector hands them over with a signed internal request (KIP-507).
 //! - **Work**: the herder loop (module `engine`) makes the runtime's
 //!   [`Worker`] run exactly what the assignment gives this worker; it
-//!   stops everything when the member fences itself.
+//!   stops everything when the member fences itself, and, under the eager
+//!   `default` sub-protocol, before every JoinGroup (Java's
+//!   `onJoinPrepare` revokes the whole assignment then).
 //! - **Statuses**: written by whoever runs the unit, with its worker id
 //!   and generation, to the status topic ([`StatusTopic`]); REST reads
 //!   them from there, so any worker answers for the whole cluster.
@@ -39,11 +43,11 @@ use connect_runtime::worker::{
     invalid_config, ConnectorInfo, ConnectorStatus, Plugins, StateInfo, TaskRef, TaskStateInfo,
     Worker, WorkerConfig,
 };
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 pub use config::{DistributedConfig, TopicSettings};
 
-use crate::assignor::{assign, AssignorState, Member, RoundInput};
+use crate::assignor::{assign, assign_eager, AssignorState, Member, RoundInput};
 use crate::group::{GroupHandler, GroupMember, HandlerError, LeaderRound, WorkerState};
 use crate::protocol::{ConnectorTaskId, SubProtocol};
 use crate::stores::{KafkaConfigLog, KafkaStatusStore, RestartRequest};
@@ -240,15 +244,33 @@ impl Shared {
     }
 }
 
-/// The leader side of membership: the assignment, from the config topic.
+/// The herder's side of membership: what to join with (having stopped
+/// everything first under eager rebalancing) and, as the leader, the
+/// assignment from the config topic.
 struct Coordination {
     shared: Arc<Shared>,
     assignor: Mutex<AssignorState>,
+    /// Asks the herder loop to stop all work; it answers on the oneshot
+    /// once it has ([`engine::StopRequest`]).
+    stop_work: mpsc::UnboundedSender<engine::StopRequest>,
 }
 
 #[async_trait]
 impl GroupHandler for Coordination {
     async fn worker_state(&self) -> std::result::Result<WorkerState, HandlerError> {
+        // Under eager rebalancing, as Java's `onJoinPrepare`: everything
+        // this worker runs is revoked before it joins again. The loop does
+        // the stopping (it owns what runs) and never waits on the member,
+        // so waiting for it here cannot deadlock; if the loop has ended,
+        // the request or its answer is dropped and everything is stopped.
+        if self.shared.view().protocol == SubProtocol::Eager {
+            let (done, stopped) = oneshot::channel();
+            if self.stop_work.send(done).is_ok() {
+                let _ = stopped.await;
+            }
+        }
+        // The offset after stopping, as Java's `metadata()` follows
+        // `onJoinPrepare`.
         Ok(WorkerState {
             url: self.shared.url(),
             config_offset: self.shared.configs.state().offset(),
@@ -280,6 +302,11 @@ impl GroupHandler for Coordination {
             generation: round.generation,
             now_ms: now_ms(),
         };
+        if round.protocol == SubProtocol::Eager {
+            // Java's EagerAssignor: no state, everything dealt out afresh;
+            // the incremental assignor's state is kept for later rounds.
+            return Ok(assign_eager(&input)?.encode()?);
+        }
         let mut state = match self.assignor.lock() {
             Ok(s) => s,
             Err(p) => p.into_inner(),
@@ -359,9 +386,11 @@ impl DistributedHerder {
             Ok(mut u) => *u = url,
             Err(p) => *p.into_inner() = url,
         }
+        let (stop_work, stop_requests) = mpsc::unbounded_channel();
         let handler = Arc::new(Coordination {
             shared: self.shared.clone(),
             assignor: Mutex::new(AssignorState::default()),
+            stop_work,
         });
         let (member, events) = GroupMember::start(self.shared.settings.group.clone(), handler)
             .map_err(|e| ConnectError::other(format!("cannot join the Connect group: {e}")))?;
@@ -372,6 +401,7 @@ impl DistributedHerder {
             member,
             events,
             rx,
+            stop_requests,
             self.stop.subscribe(),
         );
         tokio::spawn(engine.run());
