@@ -54,6 +54,15 @@ pub trait Herder: Send + Sync + 'static {
     /// The Kafka cluster's id, `None` while it cannot be reached.
     async fn kafka_cluster_id(&self) -> Option<String>;
 
+    /// Who takes the writes that only a group leader may make (connector
+    /// configs, deletes, stop, restarts, offset changes): this worker
+    /// ([`RequestOwner::Here`], always for a standalone worker), the
+    /// leader at a URL (the REST layer forwards the request there, as
+    /// Kafka's does), or nobody while no leader is known (409).
+    fn leader_writes(&self) -> RequestOwner {
+        RequestOwner::Here
+    }
+
     /// The metrics of this worker, its connectors and tasks, when it keeps
     /// them (`GET /metrics` renders them).
     fn metrics(&self) -> Option<&crate::metrics::WorkerMetrics> {
@@ -156,6 +165,17 @@ pub trait Herder: Send + Sync + 'static {
                 .to_string(),
         })
     }
+}
+
+/// Where a leader-only write goes ([`Herder::leader_writes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestOwner {
+    /// This worker takes it.
+    Here,
+    /// The leader at this REST base URL (`http://host:port/`) takes it.
+    Leader(String),
+    /// No leader is known now (a rebalance is under way): answer 409.
+    Unknown,
 }
 
 /// Why a herder refused an internal request between workers: the HTTP
@@ -365,5 +385,16 @@ impl<H: Herder + ?Sized> Herder for Arc<H> {
     }
     async fn reset_connector_offsets(&self, name: &str) -> Result<String> {
         (**self).reset_connector_offsets(name).await
+    }
+    fn leader_writes(&self) -> RequestOwner {
+        (**self).leader_writes()
+    }
+    async fn accept_task_configs(
+        &self,
+        name: &str,
+        body: &[u8],
+        signature: Option<(&str, &str)>,
+    ) -> std::result::Result<(), InternalRefusal> {
+        (**self).accept_task_configs(name, body, signature).await
     }
 }

@@ -202,6 +202,19 @@ impl Drill {
         curl(&self.nodes[i].url(), method, path, body)
     }
 
+    /// [`Drill::call`] for a leader-only write: while no leader is known
+    /// (the group is still forming) Kafka's answer is 409; ask again.
+    fn write(&self, i: usize, method: &str, path: &str, body: &str) -> (u16, Value) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let answer = self.call(i, method, path, body);
+            if answer.0 != 409 || Instant::now() > deadline {
+                return answer;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
     /// Poll `check` for up to 90 s; on timeout fail with every log's tail.
     fn wait<T>(&self, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
         let deadline = Instant::now() + Duration::from_secs(90);
@@ -305,7 +318,7 @@ impl Drill {
 
     fn create(&self, worker: usize, name: &str, config: Value) {
         let body = serde_json::json!({ "name": name, "config": config }).to_string();
-        let (status, answer) = self.call(worker, "POST", "/connectors", &body);
+        let (status, answer) = self.write(worker, "POST", "/connectors", &body);
         if status != 201 {
             self.fail(&format!("creating {name}: {status} {answer}"));
         }
@@ -654,8 +667,8 @@ fn conflicting_rest_writes_end_with_one_view_on_real_kafka() {
         };
         let (a, b) = (body(0), body(1));
         let (ra, rb) = std::thread::scope(|s| {
-            let ha = s.spawn(|| d.call(0, "PUT", "/connectors/contested/config", &a));
-            let hb = s.spawn(|| d.call(1, "PUT", "/connectors/contested/config", &b));
+            let ha = s.spawn(|| d.write(0, "PUT", "/connectors/contested/config", &a));
+            let hb = s.spawn(|| d.write(1, "PUT", "/connectors/contested/config", &b));
             (ha.join().unwrap(), hb.join().unwrap())
         });
         if !matches!(ra.0, 200 | 201) || !matches!(rb.0, 200 | 201) {

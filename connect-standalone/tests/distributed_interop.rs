@@ -26,15 +26,11 @@
 //!
 //! Differences from Java seen here (not asserted; they do not break the
 //! mixed cluster):
-//! - a follower of ours writes `POST /connectors` (and other connector
-//!   config changes) to the config topic itself; Java's follower refuses
-//!   (`NotLeaderException: Only the leader can set connector configs`) and
-//!   its REST forwards the request to the leader. So with Java leading, the
-//!   connectors created through ours never reach Java's REST (its access log
-//!   shows only the test's own `POST /connectors`), and the leader's
-//!   duplicate-name check is bypassed for them. Task configs do go to the
+//! - none in who writes what: like Java's, our REST forwards leader-only
+//!   writes (`POST /connectors`, config changes, delete, stop, restart,
+//!   offsets) to the leader with `forward=true`, and task configs go to the
 //!   leader both ways (`POST /connectors/{c}/tasks?forward=true`, signed,
-//!   204 in Java's log).
+//!   204 in Java's log);
 //! - our tasks have no `version()`: task statuses carry their connector's
 //!   version, where Java writes the task's (the same for FileStream).
 //!

@@ -3,16 +3,11 @@
 //! key as KIP-507 specifies, so a Java leader accepts ours and ours checks
 //! a Java follower's.
 
-use std::time::Duration;
-
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use bytes::Bytes;
 use connect_api::config::ConfigMap;
 use connect_api::ConnectError;
 use hmac::{Hmac, Mac};
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use sha2::Sha256;
 
 use crate::topics::config::SessionKey;
@@ -114,66 +109,6 @@ pub fn parse_task_configs(body: &[u8]) -> Result<Vec<ConfigMap>, ConnectError> {
                 .collect::<Result<ConfigMap, _>>()
         })
         .collect()
-}
-
-/// Send `body` with `method` to `url` (`http://host:port/path`) and return
-/// the status and the response body. Plain HTTP/1.1, one connection per
-/// request: these calls are rare (a connector's task configs changed).
-pub async fn send(
-    method: &str,
-    url: &str,
-    body: Vec<u8>,
-    headers: &[(&str, String)],
-    timeout: Duration,
-) -> Result<(u16, Vec<u8>), ConnectError> {
-    let failed = |why: String| ConnectError::retriable(format!("{method} {url}: {why}"));
-    let uri: hyper::Uri = url.parse().map_err(|e| failed(format!("bad URL: {e}")))?;
-    if uri.scheme_str() != Some("http") {
-        return Err(failed("only http:// worker URLs are supported".into()));
-    }
-    let host = uri
-        .host()
-        .ok_or_else(|| failed("no host".into()))?
-        .to_string();
-    let port = uri.port_u16().unwrap_or(80);
-    let work = async {
-        let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
-            .await
-            .map_err(|e| failed(format!("cannot connect: {e}")))?;
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
-            .await
-            .map_err(|e| failed(format!("handshake: {e}")))?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        let mut request = hyper::Request::builder()
-            .method(method)
-            .uri(uri.path_and_query().map_or("/", |p| p.as_str()))
-            .header(hyper::header::HOST, format!("{host}:{port}"))
-            .header(hyper::header::CONTENT_TYPE, "application/json")
-            .header(hyper::header::ACCEPT, "application/json");
-        for (name, value) in headers {
-            request = request.header(*name, value);
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|e| failed(format!("request: {e}")))?;
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|e| failed(format!("no response: {e}")))?;
-        let status = response.status().as_u16();
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| failed(format!("reading the response: {e}")))?
-            .to_bytes();
-        Ok((status, bytes.to_vec()))
-    };
-    tokio::time::timeout(timeout, work)
-        .await
-        .map_err(|_| failed(format!("no answer within {timeout:?}")))?
 }
 
 #[cfg(test)]

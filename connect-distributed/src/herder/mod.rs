@@ -36,7 +36,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 use connect_api::config::{ConfigMap, ConfigReport};
 use connect_api::{ConnectError, Result};
-use connect_runtime::herder::{Herder, InternalRefusal};
+use connect_runtime::herder::{Herder, InternalRefusal, RequestOwner};
+use connect_runtime::rest::client;
 use connect_runtime::status::{State as RtState, StatusStore, TargetState as RtTarget};
 use connect_runtime::worker::offset_admin::{ConnectorOffsets, OffsetChange};
 use connect_runtime::worker::{
@@ -192,14 +193,14 @@ impl Shared {
             leader.trim_end_matches('/'),
             url_segment(name)
         );
-        let (status, answer) =
-            internal::send("POST", &url, body, &headers, Duration::from_secs(30)).await?;
-        if (200..300).contains(&status) {
+        let reply = client::send("POST", &url, body, &headers, Duration::from_secs(30)).await?;
+        if (200..300).contains(&reply.status) {
             Ok(())
         } else {
             Err(ConnectError::retriable(format!(
-                "the leader at {leader} answered {status}: {}",
-                String::from_utf8_lossy(&answer)
+                "the leader at {leader} answered {}: {}",
+                reply.status,
+                String::from_utf8_lossy(&reply.body)
             )))
         }
     }
@@ -328,7 +329,7 @@ impl GroupHandler for Coordination {
 /// #     settings: connect_distributed::herder::DistributedConfig,
 /// # ) -> connect_api::Result<()> {
 /// use connect_distributed::herder::DistributedHerder;
-/// use connect_runtime::herder::{Herder, InternalRefusal};
+/// use connect_runtime::herder::Herder;
 ///
 /// let herder = DistributedHerder::new(worker, configs, status, settings);
 /// herder.start("http://10.0.0.5:8083/")?; // joins the group
@@ -588,6 +589,15 @@ impl Herder for DistributedHerder {
         self.shared.worker.set_listener_address(addr);
     }
 
+    fn leader_writes(&self) -> RequestOwner {
+        let view = self.shared.view();
+        match view.leader_url {
+            _ if view.is_leader => RequestOwner::Here,
+            Some(url) => RequestOwner::Leader(url),
+            None => RequestOwner::Unknown,
+        }
+    }
+
     async fn kafka_cluster_id(&self) -> Option<String> {
         self.shared.worker.kafka_cluster_id().await
     }
@@ -798,14 +808,14 @@ impl Herder for DistributedHerder {
             "http://{owner}/connectors/{}/tasks/{task}/restart?forward=true",
             url_segment(name)
         );
-        let (status, body) =
-            internal::send("POST", &url, Vec::new(), &[], Duration::from_secs(30)).await?;
-        if (200..300).contains(&status) {
+        let reply = client::send("POST", &url, Vec::new(), &[], Duration::from_secs(30)).await?;
+        if (200..300).contains(&reply.status) {
             Ok(())
         } else {
             Err(ConnectError::other(format!(
-                "the worker {owner} running {name}-{task} answered {status}: {}",
-                String::from_utf8_lossy(&body)
+                "the worker {owner} running {name}-{task} answered {}: {}",
+                reply.status,
+                String::from_utf8_lossy(&reply.body)
             )))
         }
     }

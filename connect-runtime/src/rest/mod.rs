@@ -20,8 +20,10 @@
 //! # Ok(()) }
 //! ```
 
+pub mod client;
 mod connectors;
 mod error;
+mod forward;
 mod loggers;
 mod plugins;
 
@@ -123,6 +125,10 @@ fn routes(state: Shared) -> Router {
             "/admin/loggers/{logger}",
             get(loggers::get_one).put(loggers::set),
         )
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            forward::to_leader,
+        ))
         .layer(axum::middleware::from_fn(log_request))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
