@@ -241,7 +241,15 @@ async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<()
     }
     rest.set_ready();
     tracing::info!("worker started; stop it with Ctrl-C or SIGTERM");
-    shutdown_signal().await;
+    tokio::select! {
+        _ = shutdown_signal() => {}
+        _ = herder.stopped() => {
+            rest.stop().await;
+            return Err(failure(format!(
+                "{file}: the worker left the Connect group for good (see the error above); its work is stopped"
+            )));
+        }
+    }
     tracing::info!("stopping: flushing records, committing offsets and leaving the group (press Ctrl-C again to exit at once)");
     tokio::spawn(async {
         shutdown_signal().await;

@@ -114,9 +114,8 @@ impl Engine {
                         if let Some(GroupEvent::Stopped { error: Some(e) }) = event {
                             tracing::error!(error = %e, "left the Connect group for good; stopping all work");
                         }
-                        self.stop_all().await;
-                        // Nothing more will come from the group.
-                        let _ = self.shutdown.changed().await;
+                        // Nothing more will come from the group: the worker
+                        // ends (DistributedHerder::stopped), as Java's does.
                         break;
                     }
                     Some(event) => self.on_group(event).await,
@@ -124,8 +123,6 @@ impl Engine {
                 changed = changes.changed() => {
                     if changed.is_err() {
                         tracing::error!("the config topic reader stopped; stopping all work");
-                        self.stop_all().await;
-                        let _ = self.shutdown.changed().await;
                         break;
                     }
                     self.on_config().await;

@@ -422,6 +422,14 @@ impl DistributedHerder {
         self.shared.configs.clone()
     }
 
+    /// Resolves when the herder loop has ended: after
+    /// [`DistributedHerder::shutdown`], or by itself when the group member
+    /// stopped for good (a fatal error) and the worker cannot go on.
+    pub async fn stopped(&self) {
+        let mut left = self.shared.left.subscribe();
+        let _ = left.wait_for(|l| *l).await;
+    }
+
     /// Whether this worker leads the group now.
     pub fn is_leader(&self) -> bool {
         self.shared.view().is_leader
