@@ -492,7 +492,7 @@ impl Round {
         let mut rest_answered = [false; 3];
         let mut rest_first = None;
         let mut group_first = None;
-        let mut created = vec![false; SOURCES + SINKS];
+        let mut created = [false; SOURCES + SINKS];
         let names = Self::connector_names();
         let mut last = String::new();
         loop {
