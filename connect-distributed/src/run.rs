@@ -181,8 +181,20 @@ async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<()
         setup.bootstrap,
         setup.advertised
     );
+    // Wrong SASL credentials (or a broker without PLAIN) would otherwise
+    // surface only as librdkafka timeouts: check them once, up front.
+    crate::group::check_brokers(&setup.distributed.group)
+        .await
+        .map_err(|e| failure(format!("{file}: cannot connect to Kafka: {e}")))?;
     let mut base = ClientConfig::new();
     base.insert("bootstrap.servers".into(), setup.bootstrap.clone());
+    // The worker-level security keys apply to every client (the prefixed
+    // producer./consumer./admin. keys, merged over this base, win).
+    for key in connect_runtime::kafka::sasl::SECURITY_KEYS {
+        if let Some(v) = setup.worker.originals().get(key) {
+            base.insert(key.into(), v.clone());
+        }
+    }
     let cluster: Arc<dyn KafkaCluster> = Arc::new(RdKafkaCluster::new(base));
     let client = setup.worker.admin_props();
     let d = &setup.distributed;

@@ -17,6 +17,7 @@ mod acks;
 mod error;
 pub mod memory;
 pub mod partitioner;
+pub mod sasl;
 mod types;
 
 pub use acks::{AckFailure, DeliveryWaiter};

@@ -2,10 +2,13 @@
 # A real Apache Kafka 4.4.0 broker for tests: one KRaft node (broker and
 # controller) on 127.0.0.1, on free ports, with transactions.
 #
-#   tools/real-kafka/broker.sh start [--dir DIR] [--owner PID]
+#   tools/real-kafka/broker.sh start [--sasl] [--dir DIR] [--owner PID]
 #       fetches the jars with Maven (once; they stay in ~/.m2), formats a
 #       fresh data dir, starts the broker, waits until it answers a metadata
 #       request and prints `bootstrap.servers=127.0.0.1:PORT` on stdout.
+#       --sasl adds a second listener SASL_PLAINTEXT://127.0.0.1:PORT2 with
+#       SASL/PLAIN (users admin/admin-secret and alice/alice-secret) and
+#       prints `sasl.bootstrap.servers=127.0.0.1:PORT2` too.
 #       The broker stops by itself when process PID (default: the caller)
 #       exits, so a killed test run leaves nothing behind.
 #   tools/real-kafka/broker.sh stop [--dir DIR]
@@ -25,6 +28,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 dir="$repo/target/real-kafka"
 owner=$PPID
+sasl=0
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 while [ $# -gt 0 ]; do
@@ -32,6 +36,7 @@ while [ $# -gt 0 ]; do
         # Absolute: the script runs Maven and the broker from other directories.
         --dir) dir=$(realpath -m "$2"); shift 2 ;;
         --owner) owner=$2; shift 2 ;;
+        --sasl) sasl=1; shift ;;
         *) echo "broker.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
@@ -114,6 +119,18 @@ start() {
     port=$(free_port)
     cport=$(free_port)
     while [ "$cport" = "$port" ]; do cport=$(free_port); done
+    local listeners="PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport"
+    local protocols="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+    local sasl_props="" sport
+    if [ "$sasl" = 1 ]; then
+        sport=$(free_port)
+        while [ "$sport" = "$port" ] || [ "$sport" = "$cport" ]; do sport=$(free_port); done
+        listeners="$listeners,SASL_PLAINTEXT://127.0.0.1:$sport"
+        protocols="$protocols,SASL_PLAINTEXT:SASL_PLAINTEXT"
+        sasl_props="sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"admin-secret\" user_admin=\"admin-secret\" user_alice=\"alice-secret\";"
+    fi
     data="$dir/data"
     rm -rf "$data" "$dir/logs"
     mkdir -p "$data" "$dir/logs"
@@ -121,11 +138,12 @@ start() {
 process.roles=broker,controller
 node.id=1
 controller.quorum.bootstrap.servers=127.0.0.1:$cport
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
-advertised.listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+listeners=$listeners
+advertised.listeners=$listeners
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=$protocols
+$sasl_props
 log.dirs=$data
 num.partitions=1
 default.replication.factor=1
@@ -213,6 +231,12 @@ launch() {
     echo "KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:$port" >"$dir/env"
     log "Apache Kafka 4.4.0 (pid $pid, $what) ready in $(since "$t0") s; data and logs in $dir"
     echo "bootstrap.servers=127.0.0.1:$port"
+    local sport
+    sport=$(sed -n 's#^listeners=.*SASL_PLAINTEXT://127.0.0.1:\([0-9]*\).*#\1#p' "$dir/server.properties")
+    if [ -n "$sport" ]; then
+        echo "KAFKA_SASL_BOOTSTRAP_SERVERS=127.0.0.1:$sport" >>"$dir/env"
+        echo "sasl.bootstrap.servers=127.0.0.1:$sport"
+    fi
 }
 
 case "$cmd" in

@@ -1,10 +1,19 @@
 //! The group member's settings, with the worker config keys and defaults
 //! of Java's `DistributedConfig`.
+//!
+//! Security: `security.protocol` `PLAINTEXT` (default) or `SASL_PLAINTEXT`
+//! with `sasl.mechanism=PLAIN` and a `PlainLoginModule` line in
+//! `sasl.jaas.config` (read by [`connect_runtime::kafka::sasl`], the same
+//! reader the data clients use). `SSL` and `SASL_SSL` are refused
+//! ([`ConfigError::UnsupportedSecurityProtocol`]: TLS needs a TLS stack,
+//! which this client does not have), as are mechanisms other than `PLAIN`
+//! ([`ConfigError::Security`]).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use connect_runtime::kafka::sasl::{Security, SecurityError};
 use thiserror::Error;
 
 use crate::protocol::SubProtocol;
@@ -44,9 +53,13 @@ pub const RETRY_BACKOFF_MAX_MS_CONFIG: &str = "retry.backoff.max.ms";
 pub const RETRY_BACKOFF_MAX_MS_DEFAULT: u32 = 1_000;
 /// `connect.protocol`: `sessioned`, `compatible` or `eager`.
 pub const CONNECT_PROTOCOL_CONFIG: &str = "connect.protocol";
-/// `security.protocol`: only `PLAINTEXT` is implemented for the group
-/// connection.
+/// `security.protocol`: `PLAINTEXT` or `SASL_PLAINTEXT` (TLS is not
+/// implemented).
 pub const SECURITY_PROTOCOL_CONFIG: &str = "security.protocol";
+/// `sasl.mechanism`: `PLAIN` (the only one implemented).
+pub const SASL_MECHANISM_CONFIG: &str = "sasl.mechanism";
+/// `sasl.jaas.config`: the `PlainLoginModule` line with the credentials.
+pub const SASL_JAAS_CONFIG: &str = "sasl.jaas.config";
 
 /// Why the settings were refused.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -68,11 +81,12 @@ pub enum ConfigError {
         /// Why it is refused.
         reason: String,
     },
-    /// `security.protocol` asks for TLS or SASL, which the group
-    /// connection does not implement yet.
+    /// `security.protocol` asks for TLS (`SSL`, `SASL_SSL`), which the
+    /// group connection does not implement.
     #[error(
-        "{key}={value} is not supported by the group membership connection yet: \
-         SSL and SASL are not implemented, only PLAINTEXT"
+        "{key}={value} is not supported by the group membership connection: \
+         TLS is not implemented (it needs a TLS stack this build does not have); \
+         use PLAINTEXT or SASL_PLAINTEXT"
     )]
     UnsupportedSecurityProtocol {
         /// Always `security.protocol`.
@@ -80,6 +94,10 @@ pub enum ConfigError {
         /// The value given.
         value: String,
     },
+    /// `sasl.mechanism` or `sasl.jaas.config` is refused (a mechanism
+    /// other than `PLAIN`, a JAAS line that does not parse, no JAAS line).
+    #[error(transparent)]
+    Security(SecurityError),
 }
 
 /// The group member's settings.
@@ -108,6 +126,9 @@ pub struct GroupConfig {
     pub retry_backoff_max: Duration,
     /// `connect.protocol`: which sub-protocols to offer.
     pub connect_protocol: SubProtocol,
+    /// `security.protocol`, `sasl.mechanism` and `sasl.jaas.config`:
+    /// plaintext or SASL/PLAIN credentials.
+    pub security: Security,
 }
 
 /// Numbers Java's default client ids (`connect-1`, `connect-2`, ...).
@@ -134,14 +155,16 @@ impl GroupConfig {
             retry_backoff: ms(RETRY_BACKOFF_MS_DEFAULT),
             retry_backoff_max: ms(RETRY_BACKOFF_MAX_MS_DEFAULT),
             connect_protocol: SubProtocol::Sessioned,
+            security: Security::Plaintext,
         }
     }
 
     /// Reads the group keys of a worker config; other keys are ignored.
     ///
-    /// `security.protocol` other than `PLAINTEXT` is refused with
-    /// [`ConfigError::UnsupportedSecurityProtocol`]: TLS and SASL on the
-    /// group connection are not implemented yet.
+    /// `security.protocol=SASL_PLAINTEXT` takes `sasl.mechanism=PLAIN` and
+    /// the credentials of `sasl.jaas.config`; `SSL` and `SASL_SSL` are
+    /// refused with [`ConfigError::UnsupportedSecurityProtocol`] (no TLS),
+    /// other mechanisms with [`ConfigError::Security`].
     ///
     /// ```
     /// use connect_distributed::group::GroupConfig;
@@ -239,9 +262,17 @@ impl GroupConfig {
                             .into(),
                 })?;
         }
-        if let Some(p) = get(SECURITY_PROTOCOL_CONFIG) {
-            check_security_protocol(p)?;
-        }
+        config.security = Security::from_lookup(get).map_err(|e| match e {
+            SecurityError::Unsupported {
+                key: SECURITY_PROTOCOL_CONFIG,
+                value,
+                ..
+            } => ConfigError::UnsupportedSecurityProtocol {
+                key: SECURITY_PROTOCOL_CONFIG,
+                value,
+            },
+            e => ConfigError::Security(e),
+        })?;
         config.validate()?;
         Ok(config)
     }
@@ -284,25 +315,6 @@ impl GroupConfig {
             }
         }
         Ok(())
-    }
-}
-
-/// Accepts `PLAINTEXT` (any case); refuses the other Kafka protocols as
-/// not implemented, and anything else as invalid.
-fn check_security_protocol(value: &str) -> Result<(), ConfigError> {
-    match value.to_ascii_uppercase().as_str() {
-        "PLAINTEXT" => Ok(()),
-        "SSL" | "SASL_PLAINTEXT" | "SASL_SSL" => Err(ConfigError::UnsupportedSecurityProtocol {
-            key: SECURITY_PROTOCOL_CONFIG,
-            value: value.to_owned(),
-        }),
-        _ => Err(ConfigError::Invalid {
-            key: SECURITY_PROTOCOL_CONFIG,
-            value: value.to_owned(),
-            reason:
-                "String must be one of (case insensitive): PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"
-                    .into(),
-        }),
     }
 }
 
@@ -420,12 +432,27 @@ mod tests {
         ));
     }
 
+    const ALICE: &str = r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret";"#;
+
     #[test]
-    fn only_plaintext_is_implemented() {
+    fn plaintext_and_sasl_plain_are_implemented() {
         for p in ["PLAINTEXT", "plaintext"] {
-            GroupConfig::from_properties([("group.id", "g"), ("security.protocol", p)]).unwrap();
+            let c = GroupConfig::from_properties([("group.id", "g"), ("security.protocol", p)])
+                .unwrap();
+            assert_eq!(c.security, Security::Plaintext);
         }
-        for p in ["SSL", "SASL_PLAINTEXT", "sasl_ssl"] {
+        let c = GroupConfig::from_properties([
+            ("group.id", "g"),
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.mechanism", "PLAIN"),
+            ("sasl.jaas.config", ALICE),
+        ])
+        .unwrap();
+        assert!(
+            matches!(&c.security, Security::SaslPlain(p) if p.username == "alice" && p.password == "alice-secret")
+        );
+        assert!(!format!("{c:?}").contains("alice-secret"));
+        for p in ["SSL", "sasl_ssl"] {
             let e = GroupConfig::from_properties([("group.id", "g"), ("security.protocol", p)])
                 .unwrap_err();
             assert_eq!(
@@ -437,17 +464,34 @@ mod tests {
             );
             let msg = e.to_string();
             assert!(
-                msg.contains("security.protocol") && msg.contains("not implemented"),
+                msg.contains("security.protocol") && msg.contains("TLS is not implemented"),
                 "{msg}"
             );
         }
         let e = GroupConfig::from_properties([("group.id", "g"), ("security.protocol", "TLS")]);
-        assert!(matches!(
-            e,
-            Err(ConfigError::Invalid {
-                key: "security.protocol",
-                ..
-            })
-        ));
+        assert!(
+            matches!(
+                e,
+                Err(ConfigError::Security(SecurityError::Invalid {
+                    key: "security.protocol",
+                    ..
+                }))
+            ),
+            "{e:?}"
+        );
+        for (mechanism, jaas, needle) in [
+            ("SCRAM-SHA-256", ALICE, "sasl.mechanism=SCRAM-SHA-256"),
+            ("PLAIN", "PlainLoginModule required;", "sasl.jaas.config"),
+        ] {
+            let e = GroupConfig::from_properties([
+                ("group.id", "g"),
+                ("security.protocol", "SASL_PLAINTEXT"),
+                ("sasl.mechanism", mechanism),
+                ("sasl.jaas.config", jaas),
+            ])
+            .unwrap_err();
+            assert!(matches!(e, ConfigError::Security(_)), "{e:?}");
+            assert!(e.to_string().contains(needle), "{e}");
+        }
     }
 }

@@ -1,19 +1,26 @@
 //! One TCP connection to a broker: request/response in order, correlation
-//! ids, and the API versions negotiated when it opens.
+//! ids, the API versions negotiated when it opens and, with
+//! `SASL_PLAINTEXT`, SASL/PLAIN authentication (SaslHandshake v1, then
+//! SaslAuthenticate) right after ApiVersions.
 
 use std::time::Duration;
 
 use bytes::Bytes;
+use connect_runtime::kafka::sasl::{PlainCredentials, Security};
 use kafka_protocol::messages::ApiVersionsRequest;
 use kafka_protocol::messages::ApiVersionsResponse;
-use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
+use kafka_protocol::messages::{
+    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::error::{ErrorCode, GroupError};
 use super::wire::{self, ApiVersionTable, GroupApi, HasErrorCode, Reply};
 
-/// A plaintext connection to one broker, with negotiated versions.
+/// A connection to one broker (plaintext or SASL/PLAIN over plaintext),
+/// with negotiated versions.
 ///
 /// Requests go one at a time. If a request's future is dropped half way
 /// (cancelled by `select!` or a timeout), the connection is marked
@@ -28,10 +35,12 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    /// Connects and negotiates versions with ApiVersions.
+    /// Connects, negotiates versions with ApiVersions and, with
+    /// [`Security::SaslPlain`], authenticates.
     pub(crate) async fn open(
         addr: &str,
         client_id: &str,
+        security: &Security,
         timeout: Duration,
     ) -> Result<Connection, GroupError> {
         let stream = match tokio::time::timeout(timeout, TcpStream::connect(addr)).await {
@@ -56,7 +65,72 @@ impl Connection {
             in_flight: false,
         };
         conn.versions = conn.negotiate(timeout).await?;
+        match security {
+            Security::Plaintext => {}
+            Security::SaslPlain(credentials) => {
+                conn.authenticate_plain(credentials, timeout).await?
+            }
+        }
         Ok(conn)
+    }
+
+    /// SASL/PLAIN: SaslHandshake (v1) naming `PLAIN`, then one
+    /// SaslAuthenticate with `\0username\0password` (RFC 4616).
+    async fn authenticate_plain(
+        &mut self,
+        credentials: &PlainCredentials,
+        timeout: Duration,
+    ) -> Result<(), GroupError> {
+        const MECHANISM: &str = "PLAIN";
+        let handshake =
+            SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(MECHANISM));
+        let reply: Reply<SaslHandshakeResponse> = self
+            .send(GroupApi::SaslHandshake, &handshake, timeout)
+            .await?;
+        match reply {
+            Reply::Ok(_) => {}
+            Reply::Err(ErrorCode::UNSUPPORTED_SASL_MECHANISM, r) => {
+                return Err(GroupError::SaslMechanism {
+                    addr: self.addr.clone(),
+                    mechanism: MECHANISM,
+                    enabled: r
+                        .map(|r| r.mechanisms.iter().map(|m| m.to_string()).collect())
+                        .unwrap_or_default(),
+                })
+            }
+            Reply::Err(code, _) => {
+                return Err(GroupError::Broker {
+                    api: GroupApi::SaslHandshake.name(),
+                    code,
+                    message: None,
+                })
+            }
+        }
+        let mut token =
+            Vec::with_capacity(2 + credentials.username.len() + credentials.password.len());
+        token.push(0);
+        token.extend_from_slice(credentials.username.as_bytes());
+        token.push(0);
+        token.extend_from_slice(credentials.password.as_bytes());
+        let authenticate = SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(token));
+        let reply: Reply<SaslAuthenticateResponse> = self
+            .send(GroupApi::SaslAuthenticate, &authenticate, timeout)
+            .await?;
+        match reply {
+            Reply::Ok(_) => Ok(()),
+            Reply::Err(ErrorCode::SASL_AUTHENTICATION_FAILED, r) => {
+                Err(GroupError::Authentication {
+                    addr: self.addr.clone(),
+                    username: credentials.username.clone(),
+                    message: r.and_then(|r| r.error_message).map(|m| m.to_string()),
+                })
+            }
+            Reply::Err(code, r) => Err(GroupError::Broker {
+                api: GroupApi::SaslAuthenticate.name(),
+                code,
+                message: r.and_then(|r| r.error_message).map(|m| m.to_string()),
+            }),
+        }
     }
 
     /// Whether the connection can take another request (no earlier one
@@ -233,7 +307,10 @@ mod tests {
         // The next connection fails with this wire error.
         macro_rules! expect_wire {
             ($source:pat) => {
-                let e = Connection::open(&addr, "t", t).await.err().unwrap();
+                let e = Connection::open(&addr, "t", &Security::Plaintext, t)
+                    .await
+                    .err()
+                    .unwrap();
                 assert!(
                     matches!(
                         &e,
@@ -249,13 +326,19 @@ mod tests {
         expect_wire!(WireError::CorrelationMismatch { .. });
         expect_wire!(WireError::InvalidFrameSize { .. });
         expect_wire!(WireError::InvalidFrameSize { size: -7, .. });
-        let e = Connection::open(&addr, "t", t).await.err().unwrap();
+        let e = Connection::open(&addr, "t", &Security::Plaintext, t)
+            .await
+            .err()
+            .unwrap();
         assert!(matches!(&e, GroupError::Io { .. }), "{e}");
         expect_wire!(WireError::Malformed {
             api: "ApiVersions",
             ..
         });
-        let e = Connection::open(&addr, "t", t).await.err().unwrap();
+        let e = Connection::open(&addr, "t", &Security::Plaintext, t)
+            .await
+            .err()
+            .unwrap();
         assert!(
             matches!(
                 &e,
@@ -277,7 +360,7 @@ mod tests {
             tokio::time::sleep(Duration::from_secs(30)).await;
             drop(s);
         });
-        let e = Connection::open(&addr, "t", Duration::from_millis(200))
+        let e = Connection::open(&addr, "t", &Security::Plaintext, Duration::from_millis(200))
             .await
             .err()
             .unwrap();

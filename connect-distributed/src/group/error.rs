@@ -47,6 +47,13 @@ impl ErrorCode {
     pub const REBALANCE_IN_PROGRESS: ErrorCode = ErrorCode(27);
     /// `GROUP_AUTHORIZATION_FAILED` (30).
     pub const GROUP_AUTHORIZATION_FAILED: ErrorCode = ErrorCode(30);
+    /// `UNSUPPORTED_SASL_MECHANISM` (33): the broker does not enable the
+    /// mechanism asked for.
+    pub const UNSUPPORTED_SASL_MECHANISM: ErrorCode = ErrorCode(33);
+    /// `ILLEGAL_SASL_STATE` (34).
+    pub const ILLEGAL_SASL_STATE: ErrorCode = ErrorCode(34);
+    /// `SASL_AUTHENTICATION_FAILED` (58): wrong credentials.
+    pub const SASL_AUTHENTICATION_FAILED: ErrorCode = ErrorCode(58);
     /// `UNSUPPORTED_VERSION` (35).
     pub const UNSUPPORTED_VERSION: ErrorCode = ErrorCode(35);
     /// `INVALID_REQUEST` (42): librdkafka's mock answers late followers'
@@ -83,7 +90,10 @@ impl ErrorCode {
             26 => "INVALID_SESSION_TIMEOUT",
             27 => "REBALANCE_IN_PROGRESS",
             30 => "GROUP_AUTHORIZATION_FAILED",
+            33 => "UNSUPPORTED_SASL_MECHANISM",
+            34 => "ILLEGAL_SASL_STATE",
             35 => "UNSUPPORTED_VERSION",
+            58 => "SASL_AUTHENTICATION_FAILED",
             42 => "INVALID_REQUEST",
             69 => "GROUP_ID_NOT_FOUND",
             79 => "MEMBER_ID_REQUIRED",
@@ -99,9 +109,9 @@ impl ErrorCode {
     }
 
     /// Whether retrying cannot help: the group's settings or rights are
-    /// wrong (23, 24, 26, 30, 35, 81, 82).
+    /// wrong (23, 24, 26, 30, 33, 34, 35, 58, 81, 82).
     pub const fn is_fatal(self) -> bool {
-        matches!(self.0, 23 | 24 | 26 | 30 | 35 | 81 | 82)
+        matches!(self.0, 23 | 24 | 26 | 30 | 33 | 34 | 35 | 58 | 81 | 82)
     }
 }
 
@@ -249,6 +259,33 @@ pub enum GroupError {
         /// The broker's message, if any.
         message: Option<String>,
     },
+    /// The broker refused the SASL/PLAIN credentials.
+    #[error(
+        "SASL/PLAIN authentication of user `{username}` to {addr} failed{}: \
+         check the username and password in sasl.jaas.config",
+        suffix(.message)
+    )]
+    Authentication {
+        /// The broker address.
+        addr: String,
+        /// The user name sent (never the password).
+        username: String,
+        /// The broker's message, if any.
+        message: Option<String>,
+    },
+    /// The broker does not enable the SASL mechanism asked for.
+    #[error(
+        "broker {addr} does not enable SASL mechanism {mechanism} (it enables {enabled:?}): \
+         check sasl.mechanism and the broker's sasl.enabled.mechanisms"
+    )]
+    SaslMechanism {
+        /// The broker address.
+        addr: String,
+        /// The mechanism asked for (`PLAIN`).
+        mechanism: &'static str,
+        /// The mechanisms the broker listed.
+        enabled: Vec<String>,
+    },
     /// No bootstrap server answered FindCoordinator.
     #[error("no coordinator found for group `{group}` through {servers:?}: {last}")]
     NoCoordinator {
@@ -303,7 +340,10 @@ impl GroupError {
     /// unsupported versions, a group that refuses this member).
     pub fn is_fatal(&self) -> bool {
         match self {
-            GroupError::Config(_) | GroupError::UnsupportedVersion { .. } => true,
+            GroupError::Config(_)
+            | GroupError::UnsupportedVersion { .. }
+            | GroupError::Authentication { .. }
+            | GroupError::SaslMechanism { .. } => true,
             GroupError::Broker { code, .. } => code.is_fatal(),
             _ => false,
         }

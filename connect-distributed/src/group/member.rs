@@ -603,7 +603,7 @@ async fn heartbeat_loop(shared: Arc<Shared>, signals: mpsc::UnboundedSender<Sign
         }
         if conn.is_none() {
             let timeout = config.request_timeout.min(config.session_timeout);
-            match Connection::open(&addr, &config.client_id, timeout).await {
+            match Connection::open(&addr, &config.client_id, &config.security, timeout).await {
                 Ok(c) => conn = Some((epoch, c)),
                 Err(e) => {
                     let _ = signals.send(Signal::CoordinatorLost {
@@ -684,10 +684,44 @@ fn heartbeat_succeeded(shared: &Shared, generation: i32, sent: Instant) {
     }
 }
 
+/// Opens one connection to the first bootstrap server that answers, with
+/// the configured security (ApiVersions and, with `SASL_PLAINTEXT`, the
+/// SASL/PLAIN exchange), and closes it: a start-up check that reports
+/// settings that can never work (wrong credentials, a mechanism the broker
+/// does not enable, no common API version) before anything else runs.
+///
+/// Returns the first [fatal](GroupError::is_fatal) error; when no server
+/// answers at all it returns `Ok`, because the member retries unreachable
+/// brokers itself.
+pub async fn check_brokers(config: &GroupConfig) -> Result<(), GroupError> {
+    for server in &config.bootstrap_servers {
+        let addr = connect_address(server);
+        match Connection::open(
+            addr,
+            &config.client_id,
+            &config.security,
+            config.request_timeout,
+        )
+        .await
+        {
+            Ok(_) => return Ok(()),
+            Err(e) if e.is_fatal() => return Err(e),
+            Err(e) => tracing::debug!(server = %addr, error = %e, "bootstrap server check failed"),
+        }
+    }
+    Ok(())
+}
+
 /// Asks `server` which broker coordinates the group; its `host:port`.
 async fn find_coordinator(config: &GroupConfig, server: &str) -> Result<String, GroupError> {
     let api = GroupApi::FindCoordinator;
-    let mut conn = Connection::open(server, &config.client_id, config.request_timeout).await?;
+    let mut conn = Connection::open(
+        server,
+        &config.client_id,
+        &config.security,
+        config.request_timeout,
+    )
+    .await?;
     let version = conn.version(api)?;
     let group = StrBytes::from_string(config.group_id.clone());
     let request = FindCoordinatorRequest::default().with_key_type(0);
@@ -922,7 +956,13 @@ impl Runner {
                 last: Box::new(last.unwrap_or(GroupError::Stopped)),
             });
         };
-        let conn = Connection::open(&addr, &config.client_id, config.request_timeout).await?;
+        let conn = Connection::open(
+            &addr,
+            &config.client_id,
+            &config.security,
+            config.request_timeout,
+        )
+        .await?;
         let versions: BTreeMap<GroupApi, i16> = GroupApi::ALL
             .into_iter()
             .filter_map(|api| conn.version(api).ok().map(|v| (api, v)))
@@ -1212,7 +1252,7 @@ impl Runner {
                     let Some((addr, _)) = coordinator else {
                         return;
                     };
-                    match Connection::open(&addr, &config.client_id, LEAVE_TIMEOUT).await {
+                    match Connection::open(&addr, &config.client_id, &config.security, LEAVE_TIMEOUT).await {
                         Ok(c) => c,
                         Err(_) => return,
                     }

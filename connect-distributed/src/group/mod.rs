@@ -7,7 +7,7 @@
 //! librdkafka, which carries the data, cannot run a group of another
 //! protocol type: its assignors are internal and it writes the consumer's
 //! own subscription bytes (`group.protocol.type=connect` is refused). So
-//! this module speaks the six group APIs itself, over tokio TCP, with the
+//! this module speaks the six group APIs itself (and SASL's two), over tokio TCP, with the
 //! `kafka-protocol` crate for the messages: ApiVersions, FindCoordinator,
 //! JoinGroup, SyncGroup, Heartbeat and LeaveGroup. The sub-protocol bytes
 //! inside JoinGroup and SyncGroup are [`crate::protocol`]'s, so Rust and
@@ -29,6 +29,17 @@
 //!   decoding of what the broker sends; malformed bytes are typed
 //!   [`WireError`]s, never panics.
 //!
+//! # Security
+//!
+//! `security.protocol=SASL_PLAINTEXT` with `sasl.mechanism=PLAIN`: every
+//! connection, after ApiVersions, sends SaslHandshake (v1) naming `PLAIN`
+//! and SaslAuthenticate (v0..v2, as negotiated) with the credentials of
+//! `sasl.jaas.config` (`PlainLoginModule required username="..."
+//! password="...";`). Wrong credentials are [`GroupError::Authentication`]
+//! (naming `sasl.jaas.config`), a broker without `PLAIN` is
+//! [`GroupError::SaslMechanism`] (naming `sasl.mechanism`); both are fatal.
+//! [`check_brokers`] runs that exchange once at start-up.
+//!
 //! # Versions
 //!
 //! Each connection starts with ApiVersions and uses, per API, the highest
@@ -39,8 +50,11 @@
 //!
 //! # Not implemented yet
 //!
-//! - TLS and SASL on the group connection: `security.protocol` other than
-//!   `PLAINTEXT` is refused ([`ConfigError::UnsupportedSecurityProtocol`]).
+//! - TLS on the group connection: `security.protocol` `SSL` and
+//!   `SASL_SSL` are refused ([`ConfigError::UnsupportedSecurityProtocol`]):
+//!   TLS needs a TLS stack, which this client does not have.
+//! - SASL mechanisms other than `PLAIN` (`SCRAM-*`, `GSSAPI`,
+//!   `OAUTHBEARER`): refused ([`ConfigError::Security`]).
 //! - Static membership (`group.instance.id`): Java's Connect refuses it
 //!   too.
 
@@ -56,11 +70,12 @@ pub use config::{
     HEARTBEAT_INTERVAL_MS_DEFAULT, REBALANCE_TIMEOUT_MS_CONFIG, REBALANCE_TIMEOUT_MS_DEFAULT,
     REQUEST_TIMEOUT_MS_CONFIG, REQUEST_TIMEOUT_MS_DEFAULT, RETRY_BACKOFF_MAX_MS_CONFIG,
     RETRY_BACKOFF_MAX_MS_DEFAULT, RETRY_BACKOFF_MS_CONFIG, RETRY_BACKOFF_MS_DEFAULT,
-    SECURITY_PROTOCOL_CONFIG, SESSION_TIMEOUT_MS_CONFIG, SESSION_TIMEOUT_MS_DEFAULT,
+    SASL_JAAS_CONFIG, SASL_MECHANISM_CONFIG, SECURITY_PROTOCOL_CONFIG, SESSION_TIMEOUT_MS_CONFIG,
+    SESSION_TIMEOUT_MS_DEFAULT,
 };
 pub use error::{ErrorCode, GroupError, WireError};
 pub use member::{
-    GroupEvent, GroupHandler, GroupMember, HandlerError, Joined, LeaderRound, MemberPhase,
-    MemberStatus, RebalanceReason, RoundMember, WorkerState,
+    check_brokers, GroupEvent, GroupHandler, GroupMember, HandlerError, Joined, LeaderRound,
+    MemberPhase, MemberStatus, RebalanceReason, RoundMember, WorkerState,
 };
 pub use wire::GroupApi;

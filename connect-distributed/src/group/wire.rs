@@ -1,4 +1,4 @@
-//! Kafka's wire format for the six APIs group membership uses: request
+//! Kafka's wire format for the APIs group membership uses (and SASL's two): request
 //! framing, version negotiation and defensive response decoding. Pure
 //! functions over bytes, so that malformed input can be tested without a
 //! socket.
@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use kafka_protocol::messages::{
     ApiVersionsResponse, FindCoordinatorResponse, HeartbeatResponse, JoinGroupResponse,
-    LeaveGroupResponse, RequestHeader, ResponseHeader, SyncGroupResponse,
+    LeaveGroupResponse, RequestHeader, ResponseHeader, SaslAuthenticateResponse,
+    SaslHandshakeResponse, SyncGroupResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 
@@ -40,17 +41,23 @@ pub enum GroupApi {
     Heartbeat,
     /// LeaveGroup (13).
     LeaveGroup,
+    /// SaslHandshake (17): the mechanism, with `SASL_PLAINTEXT`.
+    SaslHandshake,
+    /// SaslAuthenticate (36): the SASL tokens, with `SASL_PLAINTEXT`.
+    SaslAuthenticate,
 }
 
 impl GroupApi {
     /// Every API, in the order above.
-    pub const ALL: [GroupApi; 6] = [
+    pub const ALL: [GroupApi; 8] = [
         GroupApi::ApiVersions,
         GroupApi::FindCoordinator,
         GroupApi::JoinGroup,
         GroupApi::SyncGroup,
         GroupApi::Heartbeat,
         GroupApi::LeaveGroup,
+        GroupApi::SaslHandshake,
+        GroupApi::SaslAuthenticate,
     ];
 
     /// The API key.
@@ -62,6 +69,8 @@ impl GroupApi {
             GroupApi::SyncGroup => 14,
             GroupApi::Heartbeat => 12,
             GroupApi::LeaveGroup => 13,
+            GroupApi::SaslHandshake => 17,
+            GroupApi::SaslAuthenticate => 36,
         }
     }
 
@@ -74,14 +83,17 @@ impl GroupApi {
             GroupApi::SyncGroup => "SyncGroup",
             GroupApi::Heartbeat => "Heartbeat",
             GroupApi::LeaveGroup => "LeaveGroup",
+            GroupApi::SaslHandshake => "SaslHandshake",
+            GroupApi::SaslAuthenticate => "SaslAuthenticate",
         }
     }
 
     /// The lowest version this client can use (JoinGroup needs v1 for the
-    /// rebalance timeout, FindCoordinator v1 for the key type).
+    /// rebalance timeout, FindCoordinator v1 for the key type,
+    /// SaslHandshake v1 for SaslAuthenticate framing).
     pub const fn min_version(self) -> i16 {
         match self {
-            GroupApi::FindCoordinator | GroupApi::JoinGroup => 1,
+            GroupApi::FindCoordinator | GroupApi::JoinGroup | GroupApi::SaslHandshake => 1,
             _ => 0,
         }
     }
@@ -100,6 +112,8 @@ impl GroupApi {
             GroupApi::SyncGroup => 3,
             GroupApi::Heartbeat => 3,
             GroupApi::LeaveGroup => 1,
+            GroupApi::SaslHandshake => 1,
+            GroupApi::SaslAuthenticate => 2,
         }
     }
 
@@ -113,6 +127,8 @@ impl GroupApi {
             GroupApi::SyncGroup => 5,
             GroupApi::Heartbeat => 4,
             GroupApi::LeaveGroup => 5,
+            GroupApi::SaslHandshake => 1,
+            GroupApi::SaslAuthenticate => 2,
         }
     }
 
@@ -120,7 +136,7 @@ impl GroupApi {
     /// after `throttle_time_ms` when the version has it first.
     const fn error_code_offset(self, version: i16) -> usize {
         let throttle_first = match self {
-            GroupApi::ApiVersions => false,
+            GroupApi::ApiVersions | GroupApi::SaslHandshake | GroupApi::SaslAuthenticate => false,
             GroupApi::JoinGroup => version >= 2,
             _ => version >= 1,
         };
@@ -193,7 +209,9 @@ has_error_code!(
     JoinGroupResponse,
     SyncGroupResponse,
     HeartbeatResponse,
-    LeaveGroupResponse
+    LeaveGroupResponse,
+    SaslHandshakeResponse,
+    SaslAuthenticateResponse
 );
 
 /// A decoded response: success, or an error code with the body when it
@@ -417,6 +435,12 @@ fn scan_count(api: GroupApi, version: i16, s: &mut Scan<'_>) -> Option<(&'static
             let n = s.count(true)?;
             Some(("coordinators", n, 13))
         }
+        GroupApi::SaslHandshake => {
+            s.i16()?;
+            let n = s.count(false)?;
+            // One string each: its int16 length at least.
+            Some(("mechanisms", n, 2))
+        }
         GroupApi::LeaveGroup if version >= 3 => {
             let flexible = version >= 4;
             s.i32()?;
@@ -635,6 +659,13 @@ mod tests {
                         }
                         GroupApi::LeaveGroup => {
                             decode_response::<LeaveGroupResponse>(api, v, 5, frame).map(|_| ())
+                        }
+                        GroupApi::SaslHandshake => {
+                            decode_response::<SaslHandshakeResponse>(api, v, 5, frame).map(|_| ())
+                        }
+                        GroupApi::SaslAuthenticate => {
+                            decode_response::<SaslAuthenticateResponse>(api, v, 5, frame)
+                                .map(|_| ())
                         }
                     };
                 }

@@ -140,6 +140,11 @@ impl DistributedConfig {
             let key = match &e {
                 crate::group::ConfigError::Missing { key }
                 | crate::group::ConfigError::Invalid { key, .. } => key.to_string(),
+                crate::group::ConfigError::Security(
+                    connect_runtime::kafka::sasl::SecurityError::Invalid { key, .. }
+                    | connect_runtime::kafka::sasl::SecurityError::Unsupported { key, .. },
+                ) => key.to_string(),
+                crate::group::ConfigError::Security(_) => "sasl.jaas.config".to_string(),
                 _ => "security.protocol".to_string(),
             };
             ConnectError::config(key, e.to_string())

@@ -16,6 +16,12 @@ pub fn worker_config_def() -> ConfigDef {
     ConfigDef::new()
         .define(ConfigKey::new("bootstrap.servers", ConfigType::List).optional().importance(Importance::High).group(G, 1)
             .doc("Kafka brokers to connect to (host:port, comma-separated). Unlike Kafka Connect, when unset the standalone worker starts an embedded real-protocol Kafka (librdkafka's mock cluster) for trying things out."))
+        .define(ConfigKey::new("security.protocol", ConfigType::String).optional().importance(Importance::Medium).group("Security", 1)
+            .doc("Protocol to reach the brokers, for every client of the worker (prefixed producer./consumer./admin. keys override it): PLAINTEXT (default) or SASL_PLAINTEXT. SSL and SASL_SSL are refused: this build has no TLS stack."))
+        .define(ConfigKey::new("sasl.mechanism", ConfigType::String).optional().importance(Importance::Medium).group("Security", 2)
+            .doc("SASL mechanism with SASL_PLAINTEXT: PLAIN (SCRAM needs OpenSSL, which this build does not have)."))
+        .define(ConfigKey::new("sasl.jaas.config", ConfigType::Password).optional().importance(Importance::Medium).group("Security", 3)
+            .doc("JAAS login line with SASL/PLAIN: org.apache.kafka.common.security.plain.PlainLoginModule required username=\"...\" password=\"...\";"))
         .define(ConfigKey::new("key.converter", ConfigType::Class).importance(Importance::High).group(G, 2)
             .doc("Converter class for record keys, e.g. org.apache.kafka.connect.json.JsonConverter."))
         .define(ConfigKey::new("value.converter", ConfigType::Class).importance(Importance::High).group(G, 3)
@@ -152,22 +158,34 @@ impl WorkerConfig {
             .get_bool("topic.creation.enable")
             .unwrap_or(true)
     }
-    /// `producer.*` keys, prefix removed, plus `bootstrap.servers`.
+    /// `producer.*` keys, prefix removed, plus `bootstrap.servers` and the
+    /// worker-level security keys (see `client_props`).
     pub fn producer_props(&self) -> ConfigMap {
         self.client_props("producer.")
     }
-    /// `consumer.*` keys, prefix removed, plus `bootstrap.servers`.
+    /// `consumer.*` keys, prefix removed, plus `bootstrap.servers` and the
+    /// worker-level security keys.
     pub fn consumer_props(&self) -> ConfigMap {
         self.client_props("consumer.")
     }
-    /// `admin.*` keys, prefix removed, plus `bootstrap.servers`.
+    /// `admin.*` keys, prefix removed, plus `bootstrap.servers` and the
+    /// worker-level security keys.
     pub fn admin_props(&self) -> ConfigMap {
         self.client_props("admin.")
     }
+    /// `<prefix>*` keys, prefix removed, plus the worker-level
+    /// `bootstrap.servers` and security keys (`security.protocol`,
+    /// `sasl.mechanism`, `sasl.jaas.config`) where the prefixed keys do not
+    /// set them, as Java's worker does for every client.
     fn client_props(&self, prefix: &str) -> ConfigMap {
         let mut m = with_prefix(self.originals(), prefix);
         if let Some(b) = self.bootstrap_servers() {
             m.entry("bootstrap.servers".into()).or_insert(b);
+        }
+        for key in crate::kafka::sasl::SECURITY_KEYS {
+            if let Some(v) = self.originals().get(key) {
+                m.entry(key.into()).or_insert_with(|| v.clone());
+            }
         }
         m
     }
@@ -306,6 +324,51 @@ mod tests {
 
     fn props(pairs: &[(&str, &str)]) -> ConfigMap {
         ConfigMap::from_pairs(pairs.iter().copied())
+    }
+
+    #[test]
+    fn worker_security_keys_reach_every_client_unless_prefixed() {
+        let jaas = r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret";"#;
+        let w = WorkerConfig::parse(&props(&[
+            ("key.converter", "JsonConverter"),
+            ("value.converter", "JsonConverter"),
+            ("bootstrap.servers", "b:9092"),
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.mechanism", "PLAIN"),
+            ("sasl.jaas.config", jaas),
+            ("admin.sasl.jaas.config", "admin-line"),
+        ]))
+        .unwrap();
+        let (unknown, _) = w.unknown_and_deprecated();
+        assert!(unknown.is_empty(), "{unknown:?}");
+        for m in [w.producer_props(), w.consumer_props(), w.admin_props()] {
+            assert_eq!(
+                m.get("security.protocol").map(String::as_str),
+                Some("SASL_PLAINTEXT")
+            );
+            assert_eq!(m.get("sasl.mechanism").map(String::as_str), Some("PLAIN"));
+            assert_eq!(
+                m.get("bootstrap.servers").map(String::as_str),
+                Some("b:9092")
+            );
+        }
+        assert_eq!(
+            w.producer_props()
+                .get("sasl.jaas.config")
+                .map(String::as_str),
+            Some(jaas)
+        );
+        assert_eq!(
+            w.admin_props().get("sasl.jaas.config").map(String::as_str),
+            Some("admin-line")
+        );
+        // Without them, nothing is added.
+        let w = WorkerConfig::parse(&props(&[
+            ("key.converter", "JsonConverter"),
+            ("value.converter", "JsonConverter"),
+        ]))
+        .unwrap();
+        assert!(!w.producer_props().contains_key("security.protocol"));
     }
 
     #[test]
