@@ -963,8 +963,17 @@ impl Runner {
             config.request_timeout,
         )
         .await?;
+        // The versions of the APIs this member uses: the SASL ones only
+        // on a SASL connection.
+        let sasl = !matches!(
+            config.security,
+            connect_runtime::kafka::sasl::Security::Plaintext
+        );
         let versions: BTreeMap<GroupApi, i16> = GroupApi::ALL
             .into_iter()
+            .filter(|api| {
+                sasl || !matches!(api, GroupApi::SaslHandshake | GroupApi::SaslAuthenticate)
+            })
             .filter_map(|api| conn.version(api).ok().map(|v| (api, v)))
             .collect();
         tracing::debug!(group = %config.group_id, coordinator = %addr, ?versions, "coordinator found");
