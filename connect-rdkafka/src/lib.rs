@@ -9,7 +9,7 @@
 //! defaults stall fetching for up to a second when its local queue fills)
 //! and `queued.max.messages.kbytes=4096` (librdkafka prefetches 64 MiB).
 //!
-//! Security keys are Java's and translated once, in [`translate_security`]:
+//! Security keys are Java's and translated once, in `translate_security`:
 //! `security.protocol=SASL_PLAINTEXT` with `sasl.mechanism=PLAIN` and a
 //! `PlainLoginModule` line in `sasl.jaas.config` become librdkafka's
 //! `sasl.mechanisms`, `sasl.username` and `sasl.password`. This build of
