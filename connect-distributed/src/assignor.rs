@@ -419,22 +419,7 @@ pub fn assign(
     if input.protocol == SubProtocol::Eager {
         return Err(AssignError::EagerProtocol);
     }
-    // Member id order; a repeated id keeps its last entry (as Java's map).
-    let mut members: BTreeMap<&str, &Member> = BTreeMap::new();
-    for m in input.members {
-        members.insert(m.id.as_str(), m);
-    }
-    let Some(max_offset) = members.values().map(|m| m.config_offset).max() else {
-        return Err(AssignError::NoMembers);
-    };
-    let Some(leader) = members.get(input.leader_id) else {
-        return Err(AssignError::LeaderNotAMember(input.leader_id.to_owned()));
-    };
-    let header = Header {
-        version: input.protocol.version(),
-        leader: input.leader_id,
-        leader_url: &leader.url,
-    };
+    let (members, max_offset, header) = round_members(input)?;
 
     if input.snapshot.offset < max_offset {
         let round = fill(
@@ -622,6 +607,30 @@ pub fn assign(
     });
     let round = fill(&header, NO_ERROR, config_offset, st.delay, outcomes);
     Ok((round, st))
+}
+
+/// Both assignors' start: the members in id order (a repeated id keeps
+/// its last entry, as Java's map), their highest config offset, and the
+/// header naming the leader, who must be one of them.
+fn round_members<'a>(
+    input: &RoundInput<'a>,
+) -> Result<(BTreeMap<&'a str, &'a Member>, i64, Header<'a>), AssignError> {
+    let mut members: BTreeMap<&str, &Member> = BTreeMap::new();
+    for m in input.members {
+        members.insert(m.id.as_str(), m);
+    }
+    let Some(max_offset) = members.values().map(|m| m.config_offset).max() else {
+        return Err(AssignError::NoMembers);
+    };
+    let Some(leader) = members.get(input.leader_id) else {
+        return Err(AssignError::LeaderNotAMember(input.leader_id.to_owned()));
+    };
+    let header = Header {
+        version: input.protocol.version(),
+        leader: input.leader_id,
+        leader_url: &leader.url,
+    };
+    Ok((members, max_offset, header))
 }
 
 struct Header<'a> {

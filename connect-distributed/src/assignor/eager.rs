@@ -48,9 +48,9 @@
 //!   Java writes them in `HashSet` order (see [`crate::protocol`]); the
 //!   decoded assignment is the same.
 
-use std::collections::BTreeMap;
-
-use super::{fill, AssignError, AssignmentRound, ConnectorsAndTasks, Header, Outcome, RoundInput};
+use super::{
+    fill, round_members, AssignError, AssignmentRound, ConnectorsAndTasks, Outcome, RoundInput,
+};
 use crate::protocol::{ConnectorTaskId, SubProtocol, CONFIG_MISMATCH, NO_ERROR};
 
 /// Computes an eager round: every connector and task of `input.snapshot`
@@ -99,22 +99,7 @@ pub fn assign_eager(input: &RoundInput<'_>) -> Result<AssignmentRound, AssignErr
     if input.protocol != SubProtocol::Eager {
         return Err(AssignError::NotEager(input.protocol));
     }
-    // Member id order; a repeated id keeps its last entry (as Java's map).
-    let mut members = BTreeMap::new();
-    for m in input.members {
-        members.insert(m.id.as_str(), m);
-    }
-    let Some(max_offset) = members.values().map(|m| m.config_offset).max() else {
-        return Err(AssignError::NoMembers);
-    };
-    let Some(leader) = members.get(input.leader_id) else {
-        return Err(AssignError::LeaderNotAMember(input.leader_id.to_owned()));
-    };
-    let header = Header {
-        version: SubProtocol::Eager.version(),
-        leader: input.leader_id,
-        leader_url: &leader.url,
-    };
+    let (members, max_offset, header) = round_members(input)?;
     if input.snapshot.offset < max_offset {
         return Ok(fill(
             &header,
@@ -159,6 +144,7 @@ pub fn assign_eager(input: &RoundInput<'_>) -> Result<AssignmentRound, AssignErr
 mod tests {
     use super::*;
     use crate::assignor::{ConfigSnapshot, Member};
+    use std::collections::BTreeMap;
 
     fn member(id: &str, offset: i64) -> Member {
         Member {
