@@ -190,7 +190,7 @@ async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<()
     base.insert("bootstrap.servers".into(), setup.bootstrap.clone());
     // The worker-level security keys apply to every client (the prefixed
     // producer./consumer./admin. keys, merged over this base, win).
-    for key in connect_runtime::kafka::sasl::SECURITY_KEYS {
+    for key in connect_runtime::kafka::security::SECURITY_KEYS {
         if let Some(v) = setup.worker.originals().get(key) {
             base.insert(key.into(), v.clone());
         }

@@ -17,7 +17,7 @@ mod acks;
 mod error;
 pub mod memory;
 pub mod partitioner;
-pub mod sasl;
+pub mod security;
 mod types;
 
 pub use acks::{AckFailure, DeliveryWaiter};

@@ -9,12 +9,11 @@
 //! defaults stall fetching for up to a second when its local queue fills)
 //! and `queued.max.messages.kbytes=4096` (librdkafka prefetches 64 MiB).
 //!
-//! Security keys are Java's and translated once, in `translate_security`:
-//! `security.protocol=SASL_PLAINTEXT` with `sasl.mechanism=PLAIN` and a
-//! `PlainLoginModule` line in `sasl.jaas.config` become librdkafka's
-//! `sasl.mechanisms`, `sasl.username` and `sasl.password`. This build of
-//! librdkafka has no OpenSSL: `SSL`, `SASL_SSL` and SCRAM are refused with
-//! an error that says so (see [`connect_kafka::sasl`]).
+//! Security keys are Java's and translated once, in `translate_security`
+//! (see [`connect_kafka::security`] for what is accepted): the four
+//! protocols, SASL `PLAIN` and `SCRAM-SHA-256/512` with the credentials of
+//! `sasl.jaas.config`, and PEM or PKCS#12 stores for TLS. librdkafka is
+//! built with the system's OpenSSL, which carries TLS and computes SCRAM.
 
 mod admin;
 mod client_log;
@@ -44,6 +43,15 @@ const JAVA_ONLY: &[&str] = &[
     "max.block.ms",
     "retry.backoff.max.ms",
     "auto.include.jmx.reporter",
+    // TLS settings of Java's JSSE with no librdkafka counterpart (OpenSSL
+    // picks the protocol versions; its defaults are TLS 1.2 and later).
+    "ssl.protocol",
+    "ssl.enabled.protocols",
+    "ssl.keymanager.algorithm",
+    "ssl.trustmanager.algorithm",
+    "ssl.secure.random.implementation",
+    "ssl.engine.factory.class",
+    "ssl.provider",
 ];
 
 /// A Kafka cluster reached through librdkafka.
@@ -117,20 +125,30 @@ const CONSUMER_DEFAULTS: &[(&str, &str)] = &[
     ("queued.max.messages.kbytes", "4096"),
 ];
 
-/// Java's security keys to librdkafka's, in place: `security.protocol`,
-/// `sasl.mechanism` and `sasl.jaas.config` (PlainLoginModule) become
-/// `security.protocol`, `sasl.mechanisms`, `sasl.username` and
-/// `sasl.password`. Settings this build cannot carry (TLS, SCRAM, GSSAPI,
-/// OAUTHBEARER) and JAAS lines that do not parse are errors naming the key.
+/// Java's security keys to librdkafka's, in place:
+/// - `security.protocol` stays (lower case);
+/// - `sasl.mechanism` and the `sasl.jaas.config` credentials become
+///   `sasl.mechanisms`, `sasl.username` and `sasl.password`;
+/// - the `ssl.*` stores become `ssl.ca.location` / `ssl.ca.pem` (PEM
+///   truststore), `ssl.certificate.location` + `ssl.key.location` (one PEM
+///   file with both, as Kafka's PEM keystore), `ssl.certificate.pem` +
+///   `ssl.key.pem` (inline), or `ssl.keystore.location` +
+///   `ssl.keystore.password` (PKCS#12), with `ssl.key.password`;
+/// - `ssl.endpoint.identification.algorithm` empty becomes `none`.
+///
+/// Settings librdkafka cannot carry (JKS stores, GSSAPI, OAUTHBEARER) and
+/// JAAS lines that do not parse are errors naming the key. Java's `ssl.*`
+/// keys are removed even with `PLAINTEXT` (Java ignores them there;
+/// librdkafka would refuse the unknown ones).
 ///
 /// A config that gives librdkafka's own `sasl.username` and no
 /// `sasl.jaas.config` is passed through (with `sasl.mechanism` renamed).
 fn translate_security(merged: &mut ClientConfig) -> Result<(), KafkaError> {
-    use connect_kafka::sasl::{
-        check_mechanism, Security, SASL_JAAS_CONFIG, SASL_MECHANISM_CONFIG,
-        SECURITY_PROTOCOL_CONFIG,
+    use connect_kafka::security::{
+        check_mechanism, KeyStore, Security, TrustStore, SASL_JAAS_CONFIG, SASL_MECHANISM_CONFIG,
+        SECURITY_KEYS, SECURITY_PROTOCOL_CONFIG,
     };
-    let config_error = |e: connect_kafka::sasl::SecurityError| {
+    let config_error = |e: connect_kafka::security::SecurityError| {
         KafkaError::new(connect_kafka::KafkaErrorKind::Config, e.to_string())
     };
     let native_credentials =
@@ -144,28 +162,56 @@ fn translate_security(merged: &mut ClientConfig) -> Result<(), KafkaError> {
     }
     let security =
         Security::from_lookup(|k| merged.get(k).map(String::as_str)).map_err(config_error)?;
-    merged.remove(SASL_MECHANISM_CONFIG);
-    merged.remove(SASL_JAAS_CONFIG);
-    match security {
-        Security::Plaintext => {
-            if merged.contains_key(SECURITY_PROTOCOL_CONFIG) {
-                merged.insert(SECURITY_PROTOCOL_CONFIG.into(), "plaintext".into());
+    // An explicit PLAINTEXT stays explicit.
+    let explicit = merged.contains_key(SECURITY_PROTOCOL_CONFIG);
+    for key in SECURITY_KEYS {
+        merged.remove(key);
+    }
+    let mut set = |k: &str, v: String| {
+        merged.insert(k.into(), v);
+    };
+    if explicit || security.tls.is_some() || security.sasl.is_some() {
+        set(
+            SECURITY_PROTOCOL_CONFIG,
+            security.protocol_name().to_ascii_lowercase(),
+        );
+    }
+    if let Some(c) = security.sasl {
+        set("sasl.mechanisms", c.mechanism.name().into());
+        set("sasl.username", c.username);
+        set("sasl.password", c.password);
+    }
+    if let Some(tls) = security.tls {
+        match tls.trust {
+            TrustStore::SystemDefault => {}
+            TrustStore::PemFile(p) => set("ssl.ca.location", p.display().to_string()),
+            TrustStore::PemInline(pem) => set("ssl.ca.pem", pem),
+        }
+        match tls.identity {
+            None => {}
+            Some(KeyStore::PemFile(p)) => {
+                set("ssl.certificate.location", p.display().to_string());
+                set("ssl.key.location", p.display().to_string());
+            }
+            Some(KeyStore::PemInline {
+                certificate_chain,
+                key,
+            }) => {
+                set("ssl.certificate.pem", certificate_chain);
+                set("ssl.key.pem", key);
+            }
+            Some(KeyStore::Pkcs12File { location, password }) => {
+                set("ssl.keystore.location", location.display().to_string());
+                if let Some(p) = password {
+                    set("ssl.keystore.password", p);
+                }
             }
         }
-        Security::SaslPlain(c) => {
-            merged.insert(SECURITY_PROTOCOL_CONFIG.into(), "sasl_plaintext".into());
-            merged.insert("sasl.mechanisms".into(), "PLAIN".into());
-            merged.insert("sasl.username".into(), c.username);
-            merged.insert("sasl.password".into(), c.password);
+        if let Some(p) = tls.key_password {
+            set("ssl.key.password", p);
         }
-        // `Security` may grow; anything else is not carried by this build.
-        #[allow(unreachable_patterns)]
-        _ => {
-            return Err(KafkaError::new(
-                connect_kafka::KafkaErrorKind::Config,
-                "this security setting is not supported by the librdkafka adapter",
-            ))
-        }
+        let check = if tls.verify_hostname { "https" } else { "none" };
+        set("ssl.endpoint.identification.algorithm", check.into());
     }
     Ok(())
 }
@@ -309,21 +355,20 @@ mod tests {
     #[test]
     fn unsupported_security_is_a_plain_error() {
         for (pairs, needle) in [
-            (vec![("security.protocol", "SSL")], "TLS is not implemented"),
             (
                 vec![
-                    ("security.protocol", "SASL_SSL"),
-                    ("sasl.jaas.config", ALICE),
+                    ("security.protocol", "SSL"),
+                    ("ssl.truststore.location", "/x/truststore.jks"),
                 ],
-                "TLS is not implemented",
+                "keytool",
             ),
             (
                 vec![
-                    ("security.protocol", "SASL_PLAINTEXT"),
-                    ("sasl.mechanism", "SCRAM-SHA-512"),
+                    ("security.protocol", "SASL_SSL"),
+                    ("sasl.mechanism", "GSSAPI"),
                     ("sasl.jaas.config", ALICE),
                 ],
-                "OpenSSL",
+                "GSSAPI",
             ),
             (
                 vec![
@@ -340,6 +385,91 @@ mod tests {
         let cluster = RdKafkaCluster::new(ClientConfig::new());
         let mut config = ClientConfig::new();
         config.insert("security.protocol".into(), "SSL".into());
+        config.insert("ssl.keystore.location".into(), "/x/keystore.jks".into());
         assert!(cluster.admin(&config).is_err());
+    }
+
+    #[test]
+    fn java_tls_and_scram_keys_become_librdkafka_keys() {
+        let scram = r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";"#;
+        let m = translated(&[
+            ("security.protocol", "SASL_SSL"),
+            ("sasl.mechanism", "SCRAM-SHA-512"),
+            ("sasl.jaas.config", scram),
+            ("ssl.truststore.type", "PEM"),
+            ("ssl.truststore.location", "/tls/ca.pem"),
+            ("ssl.keystore.type", "PEM"),
+            ("ssl.keystore.location", "/tls/client-bundle.pem"),
+            ("ssl.key.password", "kp"),
+            ("ssl.endpoint.identification.algorithm", ""),
+        ])
+        .unwrap();
+        let get = |k: &str| m.get(k).map(String::as_str);
+        assert_eq!(get("security.protocol"), Some("sasl_ssl"));
+        assert_eq!(get("sasl.mechanisms"), Some("SCRAM-SHA-512"));
+        assert_eq!(get("sasl.username"), Some("alice"));
+        assert_eq!(get("ssl.ca.location"), Some("/tls/ca.pem"));
+        assert_eq!(
+            get("ssl.certificate.location"),
+            Some("/tls/client-bundle.pem")
+        );
+        assert_eq!(get("ssl.key.location"), Some("/tls/client-bundle.pem"));
+        assert_eq!(get("ssl.key.password"), Some("kp"));
+        assert_eq!(get("ssl.endpoint.identification.algorithm"), Some("none"));
+        for java_only in [
+            "ssl.truststore.location",
+            "ssl.keystore.type",
+            "ssl.truststore.type",
+        ] {
+            assert_eq!(get(java_only), None, "{java_only}");
+        }
+        // PKCS#12 keeps librdkafka's own key names; inline PEM moves.
+        let m = translated(&[
+            ("security.protocol", "SSL"),
+            ("ssl.truststore.certificates", "CA-PEM"),
+            ("ssl.keystore.type", "PKCS12"),
+            ("ssl.keystore.location", "/tls/client.p12"),
+            ("ssl.keystore.password", "p12"),
+        ])
+        .unwrap();
+        let get = |k: &str| m.get(k).map(String::as_str);
+        assert_eq!(get("security.protocol"), Some("ssl"));
+        assert_eq!(get("ssl.ca.pem"), Some("CA-PEM"));
+        assert_eq!(get("ssl.keystore.location"), Some("/tls/client.p12"));
+        assert_eq!(get("ssl.keystore.password"), Some("p12"));
+        assert_eq!(get("ssl.endpoint.identification.algorithm"), Some("https"));
+        let m = translated(&[
+            ("security.protocol", "SSL"),
+            ("ssl.keystore.key", "KEY"),
+            ("ssl.keystore.certificate.chain", "CHAIN"),
+        ])
+        .unwrap();
+        assert_eq!(m.get("ssl.key.pem").map(String::as_str), Some("KEY"));
+        assert_eq!(
+            m.get("ssl.certificate.pem").map(String::as_str),
+            Some("CHAIN")
+        );
+        // Java's ssl keys are dropped under PLAINTEXT (Java ignores them).
+        let m = translated(&[
+            ("security.protocol", "PLAINTEXT"),
+            ("ssl.truststore.location", "/tls/ca.pem"),
+        ])
+        .unwrap();
+        assert_eq!(m.len(), 1);
+        // librdkafka (built with OpenSSL) takes every translated key.
+        let mut base = ClientConfig::new();
+        for (k, v) in [
+            ("bootstrap.servers", "127.0.0.1:1"),
+            ("security.protocol", "SASL_SSL"),
+            ("sasl.mechanism", "SCRAM-SHA-256"),
+            ("sasl.jaas.config", scram),
+            ("ssl.endpoint.identification.algorithm", ""),
+            ("ssl.enabled.protocols", "TLSv1.2,TLSv1.3"),
+        ] {
+            base.insert(k.into(), v.into());
+        }
+        RdKafkaCluster::new(base)
+            .admin(&ClientConfig::new())
+            .expect("librdkafka accepts SASL_SSL with SCRAM");
     }
 }

@@ -1,19 +1,15 @@
 //! The group member's settings, with the worker config keys and defaults
 //! of Java's `DistributedConfig`.
 //!
-//! Security: `security.protocol` `PLAINTEXT` (default) or `SASL_PLAINTEXT`
-//! with `sasl.mechanism=PLAIN` and a `PlainLoginModule` line in
-//! `sasl.jaas.config` (read by [`connect_runtime::kafka::sasl`], the same
-//! reader the data clients use). `SSL` and `SASL_SSL` are refused
-//! ([`ConfigError::UnsupportedSecurityProtocol`]: TLS needs a TLS stack,
-//! which this client does not have), as are mechanisms other than `PLAIN`
-//! ([`ConfigError::Security`]).
+//! Security: `security.protocol`, `sasl.*` and `ssl.*`, read by
+//! [`connect_runtime::kafka::security`], the same reader the data clients
+//! use; what it refuses is a [`ConfigError::Security`].
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use connect_runtime::kafka::sasl::{Security, SecurityError};
+use connect_runtime::kafka::security::{Security, SecurityError};
 use thiserror::Error;
 
 use crate::protocol::SubProtocol;
@@ -81,21 +77,9 @@ pub enum ConfigError {
         /// Why it is refused.
         reason: String,
     },
-    /// `security.protocol` asks for TLS (`SSL`, `SASL_SSL`), which the
-    /// group connection does not implement.
-    #[error(
-        "{key}={value} is not supported by the group membership connection: \
-         TLS is not implemented (it needs a TLS stack this build does not have); \
-         use PLAINTEXT or SASL_PLAINTEXT"
-    )]
-    UnsupportedSecurityProtocol {
-        /// Always `security.protocol`.
-        key: &'static str,
-        /// The value given.
-        value: String,
-    },
-    /// `sasl.mechanism` or `sasl.jaas.config` is refused (a mechanism
-    /// other than `PLAIN`, a JAAS line that does not parse, no JAAS line).
+    /// A security key is refused (an unknown protocol, a mechanism this
+    /// build does not implement, a JAAS line that does not parse, a JKS
+    /// store).
     #[error(transparent)]
     Security(SecurityError),
 }
@@ -155,16 +139,14 @@ impl GroupConfig {
             retry_backoff: ms(RETRY_BACKOFF_MS_DEFAULT),
             retry_backoff_max: ms(RETRY_BACKOFF_MAX_MS_DEFAULT),
             connect_protocol: SubProtocol::Sessioned,
-            security: Security::Plaintext,
+            security: Security::default(),
         }
     }
 
     /// Reads the group keys of a worker config; other keys are ignored.
     ///
-    /// `security.protocol=SASL_PLAINTEXT` takes `sasl.mechanism=PLAIN` and
-    /// the credentials of `sasl.jaas.config`; `SSL` and `SASL_SSL` are
-    /// refused with [`ConfigError::UnsupportedSecurityProtocol`] (no TLS),
-    /// other mechanisms with [`ConfigError::Security`].
+    /// The security keys are read as the data clients read them; what they
+    /// refuse is a [`ConfigError::Security`].
     ///
     /// ```
     /// use connect_distributed::group::GroupConfig;
@@ -179,9 +161,9 @@ impl GroupConfig {
     /// assert_eq!(config.session_timeout, Duration::from_secs(6));
     /// assert_eq!(config.heartbeat_interval, Duration::from_secs(3));
     ///
-    /// let err = GroupConfig::from_properties([("group.id", "g"), ("security.protocol", "SASL_SSL")])
+    /// let err = GroupConfig::from_properties([("group.id", "g"), ("security.protocol", "TLS")])
     ///     .unwrap_err();
-    /// assert!(err.to_string().contains("security.protocol=SASL_SSL"));
+    /// assert!(err.to_string().contains("security.protocol"));
     /// # Ok::<(), connect_distributed::group::ConfigError>(())
     /// ```
     pub fn from_properties<I, K, V>(props: I) -> Result<GroupConfig, ConfigError>
@@ -262,17 +244,7 @@ impl GroupConfig {
                             .into(),
                 })?;
         }
-        config.security = Security::from_lookup(get).map_err(|e| match e {
-            SecurityError::Unsupported {
-                key: SECURITY_PROTOCOL_CONFIG,
-                value,
-                ..
-            } => ConfigError::UnsupportedSecurityProtocol {
-                key: SECURITY_PROTOCOL_CONFIG,
-                value,
-            },
-            e => ConfigError::Security(e),
-        })?;
+        config.security = Security::from_lookup(get).map_err(ConfigError::Security)?;
         config.validate()?;
         Ok(config)
     }
@@ -435,11 +407,11 @@ mod tests {
     const ALICE: &str = r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret";"#;
 
     #[test]
-    fn plaintext_and_sasl_plain_are_implemented() {
+    fn security_keys_are_read_as_the_data_clients_read_them() {
         for p in ["PLAINTEXT", "plaintext"] {
             let c = GroupConfig::from_properties([("group.id", "g"), ("security.protocol", p)])
                 .unwrap();
-            assert_eq!(c.security, Security::Plaintext);
+            assert_eq!(c.security, Security::default());
         }
         let c = GroupConfig::from_properties([
             ("group.id", "g"),
@@ -449,25 +421,18 @@ mod tests {
         ])
         .unwrap();
         assert!(
-            matches!(&c.security, Security::SaslPlain(p) if p.username == "alice" && p.password == "alice-secret")
+            matches!(&c.security.sasl, Some(p) if p.username == "alice" && p.password == "alice-secret")
         );
         assert!(!format!("{c:?}").contains("alice-secret"));
-        for p in ["SSL", "sasl_ssl"] {
-            let e = GroupConfig::from_properties([("group.id", "g"), ("security.protocol", p)])
-                .unwrap_err();
-            assert_eq!(
-                e,
-                ConfigError::UnsupportedSecurityProtocol {
-                    key: "security.protocol",
-                    value: p.to_owned()
-                }
-            );
-            let msg = e.to_string();
-            assert!(
-                msg.contains("security.protocol") && msg.contains("TLS is not implemented"),
-                "{msg}"
-            );
-        }
+        let c = GroupConfig::from_properties([
+            ("group.id", "g"),
+            ("security.protocol", "SASL_SSL"),
+            ("sasl.mechanism", "SCRAM-SHA-512"),
+            ("sasl.jaas.config", ALICE),
+            ("ssl.truststore.location", "/tls/ca.pem"),
+        ])
+        .unwrap();
+        assert_eq!(c.security.protocol_name(), "SASL_SSL");
         let e = GroupConfig::from_properties([("group.id", "g"), ("security.protocol", "TLS")]);
         assert!(
             matches!(
@@ -480,7 +445,7 @@ mod tests {
             "{e:?}"
         );
         for (mechanism, jaas, needle) in [
-            ("SCRAM-SHA-256", ALICE, "sasl.mechanism=SCRAM-SHA-256"),
+            ("GSSAPI", ALICE, "sasl.mechanism=GSSAPI"),
             ("PLAIN", "PlainLoginModule required;", "sasl.jaas.config"),
         ] {
             let e = GroupConfig::from_properties([

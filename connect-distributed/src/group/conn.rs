@@ -1,32 +1,39 @@
-//! One TCP connection to a broker: request/response in order, correlation
-//! ids, the API versions negotiated when it opens and, with
-//! `SASL_PLAINTEXT`, SASL/PLAIN authentication (SaslHandshake v1, then
-//! SaslAuthenticate) right after ApiVersions.
+//! One connection to a broker: request/response in order, correlation
+//! ids, TLS for `SSL` and `SASL_SSL` (the handshake right after TCP
+//! connects), the API versions negotiated when it opens and, for the SASL
+//! protocols, authentication right after ApiVersions: SaslHandshake v1,
+//! then one SaslAuthenticate for `PLAIN` or two for `SCRAM-SHA-256/512`.
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use connect_runtime::kafka::sasl::{PlainCredentials, Security};
+use connect_runtime::kafka::security::{SaslCredentials, SaslMechanism, Security};
 use kafka_protocol::messages::ApiVersionsRequest;
 use kafka_protocol::messages::ApiVersionsResponse;
 use kafka_protocol::messages::{
     SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::error::{ErrorCode, GroupError};
+use super::scram::ScramClient;
+use super::tls::TlsConnector;
 use super::wire::{self, ApiVersionTable, GroupApi, HasErrorCode, Reply};
 
-/// A connection to one broker (plaintext or SASL/PLAIN over plaintext),
-/// with negotiated versions.
+/// The byte stream under a connection: TCP, or TLS over TCP.
+trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
+
+/// A connection to one broker (TCP or TLS, with or without SASL), with
+/// negotiated versions.
 ///
 /// Requests go one at a time. If a request's future is dropped half way
 /// (cancelled by `select!` or a timeout), the connection is marked
 /// poisoned, because a late response would be read as the next one's.
 pub(crate) struct Connection {
-    stream: TcpStream,
+    stream: Box<dyn Stream>,
     addr: String,
     client_id: String,
     next_correlation: i32,
@@ -35,27 +42,38 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    /// Connects, negotiates versions with ApiVersions and, with
-    /// [`Security::SaslPlain`], authenticates.
+    /// Connects (with the TLS handshake for `SSL` and `SASL_SSL`),
+    /// negotiates versions with ApiVersions and, with SASL, authenticates.
+    ///
+    /// The TLS stores are read at each connection: connections are opened
+    /// rarely (start, coordinator moves, broken connections), and a
+    /// certificate renewed on disk is picked up by the next one.
     pub(crate) async fn open(
         addr: &str,
         client_id: &str,
         security: &Security,
         timeout: Duration,
     ) -> Result<Connection, GroupError> {
-        let stream = match tokio::time::timeout(timeout, TcpStream::connect(addr)).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err(GroupError::io(addr, e)),
-            Err(_) => {
-                return Err(GroupError::Timeout {
-                    addr: addr.to_owned(),
-                    api: "connect",
-                    after: timeout,
-                })
-            }
+        let tls = security.tls.as_ref().map(TlsConnector::new).transpose()?;
+        let timed_out = || GroupError::Timeout {
+            addr: addr.to_owned(),
+            api: "connect",
+            after: timeout,
         };
-        // Latency matters more than throughput for these small requests.
-        let _ = stream.set_nodelay(true);
+        let connect = async {
+            let tcp = TcpStream::connect(addr)
+                .await
+                .map_err(|e| GroupError::io(addr, e))?;
+            // Latency matters more than throughput for these small requests.
+            let _ = tcp.set_nodelay(true);
+            Ok::<Box<dyn Stream>, GroupError>(match &tls {
+                None => Box::new(tcp),
+                Some(tls) => Box::new(tls.connect(addr, tcp).await?),
+            })
+        };
+        let stream = tokio::time::timeout(timeout, connect)
+            .await
+            .map_err(|_| timed_out())??;
         let mut conn = Connection {
             stream,
             addr: addr.to_owned(),
@@ -65,25 +83,23 @@ impl Connection {
             in_flight: false,
         };
         conn.versions = conn.negotiate(timeout).await?;
-        match security {
-            Security::Plaintext => {}
-            Security::SaslPlain(credentials) => {
-                conn.authenticate_plain(credentials, timeout).await?
-            }
+        if let Some(credentials) = &security.sasl {
+            conn.authenticate(credentials, timeout).await?;
         }
         Ok(conn)
     }
 
-    /// SASL/PLAIN: SaslHandshake (v1) naming `PLAIN`, then one
-    /// SaslAuthenticate with `\0username\0password` (RFC 4616).
-    async fn authenticate_plain(
+    /// SaslHandshake (v1) naming the mechanism, then the mechanism's
+    /// SaslAuthenticate exchange: one round trip with
+    /// `\0username\0password` for `PLAIN` (RFC 4616), two for SCRAM.
+    async fn authenticate(
         &mut self,
-        credentials: &PlainCredentials,
+        credentials: &SaslCredentials,
         timeout: Duration,
     ) -> Result<(), GroupError> {
-        const MECHANISM: &str = "PLAIN";
+        let mechanism = credentials.mechanism.name();
         let handshake =
-            SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(MECHANISM));
+            SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str(mechanism));
         let reply: Reply<SaslHandshakeResponse> = self
             .send(GroupApi::SaslHandshake, &handshake, timeout)
             .await?;
@@ -92,7 +108,7 @@ impl Connection {
             Reply::Err(ErrorCode::UNSUPPORTED_SASL_MECHANISM, r) => {
                 return Err(GroupError::SaslMechanism {
                     addr: self.addr.clone(),
-                    mechanism: MECHANISM,
+                    mechanism,
                     enabled: r
                         .map(|r| r.mechanisms.iter().map(|m| m.to_string()).collect())
                         .unwrap_or_default(),
@@ -106,21 +122,59 @@ impl Connection {
                 })
             }
         }
-        let mut token =
-            Vec::with_capacity(2 + credentials.username.len() + credentials.password.len());
-        token.push(0);
-        token.extend_from_slice(credentials.username.as_bytes());
-        token.push(0);
-        token.extend_from_slice(credentials.password.as_bytes());
+        match credentials.mechanism {
+            SaslMechanism::Plain => {
+                let mut token =
+                    Vec::with_capacity(2 + credentials.username.len() + credentials.password.len());
+                token.push(0);
+                token.extend_from_slice(credentials.username.as_bytes());
+                token.push(0);
+                token.extend_from_slice(credentials.password.as_bytes());
+                self.sasl_round(credentials, token, timeout).await?;
+                Ok(())
+            }
+            SaslMechanism::ScramSha256 | SaslMechanism::ScramSha512 => {
+                let scram = ScramClient::new(
+                    credentials.mechanism,
+                    &credentials.username,
+                    &credentials.password,
+                );
+                let server_first = self
+                    .sasl_round(credentials, scram.client_first(), timeout)
+                    .await?;
+                let addr = self.addr.clone();
+                let refused = |e: super::scram::ScramError| GroupError::Authentication {
+                    addr: addr.clone(),
+                    mechanism,
+                    username: credentials.username.clone(),
+                    message: Some(e.to_string()),
+                };
+                let (client_final, expected) =
+                    scram.client_final(&server_first).map_err(refused)?;
+                let server_final = self.sasl_round(credentials, client_final, timeout).await?;
+                expected.verify(&server_final).map_err(refused)
+            }
+        }
+    }
+
+    /// One SaslAuthenticate round trip: sends `token`, returns the
+    /// broker's bytes.
+    async fn sasl_round(
+        &mut self,
+        credentials: &SaslCredentials,
+        token: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<Bytes, GroupError> {
         let authenticate = SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(token));
         let reply: Reply<SaslAuthenticateResponse> = self
             .send(GroupApi::SaslAuthenticate, &authenticate, timeout)
             .await?;
         match reply {
-            Reply::Ok(_) => Ok(()),
+            Reply::Ok(r) => Ok(r.auth_bytes),
             Reply::Err(ErrorCode::SASL_AUTHENTICATION_FAILED, r) => {
                 Err(GroupError::Authentication {
                     addr: self.addr.clone(),
+                    mechanism: credentials.mechanism.name(),
                     username: credentials.username.clone(),
                     message: r.and_then(|r| r.error_message).map(|m| m.to_string()),
                 })
@@ -307,7 +361,7 @@ mod tests {
         // The next connection fails with this wire error.
         macro_rules! expect_wire {
             ($source:pat) => {
-                let e = Connection::open(&addr, "t", &Security::Plaintext, t)
+                let e = Connection::open(&addr, "t", &Security::default(), t)
                     .await
                     .err()
                     .unwrap();
@@ -326,7 +380,7 @@ mod tests {
         expect_wire!(WireError::CorrelationMismatch { .. });
         expect_wire!(WireError::InvalidFrameSize { .. });
         expect_wire!(WireError::InvalidFrameSize { size: -7, .. });
-        let e = Connection::open(&addr, "t", &Security::Plaintext, t)
+        let e = Connection::open(&addr, "t", &Security::default(), t)
             .await
             .err()
             .unwrap();
@@ -335,7 +389,7 @@ mod tests {
             api: "ApiVersions",
             ..
         });
-        let e = Connection::open(&addr, "t", &Security::Plaintext, t)
+        let e = Connection::open(&addr, "t", &Security::default(), t)
             .await
             .err()
             .unwrap();
@@ -360,7 +414,7 @@ mod tests {
             tokio::time::sleep(Duration::from_secs(30)).await;
             drop(s);
         });
-        let e = Connection::open(&addr, "t", &Security::Plaintext, Duration::from_millis(200))
+        let e = Connection::open(&addr, "t", &Security::default(), Duration::from_millis(200))
             .await
             .err()
             .unwrap();

@@ -259,15 +259,18 @@ pub enum GroupError {
         /// The broker's message, if any.
         message: Option<String>,
     },
-    /// The broker refused the SASL/PLAIN credentials.
+    /// The broker refused the SASL credentials (or, with SCRAM, could not
+    /// prove it knows them).
     #[error(
-        "SASL/PLAIN authentication of user `{username}` to {addr} failed{}: \
+        "SASL/{mechanism} authentication of user `{username}` to {addr} failed{}: \
          check the username and password in sasl.jaas.config",
         suffix(.message)
     )]
     Authentication {
         /// The broker address.
         addr: String,
+        /// The mechanism (`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512`).
+        mechanism: &'static str,
         /// The user name sent (never the password).
         username: String,
         /// The broker's message, if any.
@@ -281,10 +284,28 @@ pub enum GroupError {
     SaslMechanism {
         /// The broker address.
         addr: String,
-        /// The mechanism asked for (`PLAIN`).
+        /// The mechanism asked for.
         mechanism: &'static str,
         /// The mechanisms the broker listed.
         enabled: Vec<String>,
+    },
+    /// A TLS store named by an `ssl.*` key cannot be read or used.
+    #[error("TLS setting {key}: {message}")]
+    TlsSetup {
+        /// The key (`ssl.truststore.location`, `ssl.keystore.location`, ...).
+        key: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The TLS handshake with a broker failed for a reason other than a
+    /// broken connection (a refused certificate, no common protocol, a
+    /// client certificate the broker requires).
+    #[error("TLS handshake with {addr} failed: {message}")]
+    TlsHandshake {
+        /// The broker address.
+        addr: String,
+        /// What failed, and which setting to check.
+        message: String,
     },
     /// No bootstrap server answered FindCoordinator.
     #[error("no coordinator found for group `{group}` through {servers:?}: {last}")]
@@ -343,7 +364,9 @@ impl GroupError {
             GroupError::Config(_)
             | GroupError::UnsupportedVersion { .. }
             | GroupError::Authentication { .. }
-            | GroupError::SaslMechanism { .. } => true,
+            | GroupError::SaslMechanism { .. }
+            | GroupError::TlsSetup { .. }
+            | GroupError::TlsHandshake { .. } => true,
             GroupError::Broker { code, .. } => code.is_fatal(),
             _ => false,
         }

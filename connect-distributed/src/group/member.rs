@@ -965,10 +965,7 @@ impl Runner {
         .await?;
         // The versions of the APIs this member uses: the SASL ones only
         // on a SASL connection.
-        let sasl = !matches!(
-            config.security,
-            connect_runtime::kafka::sasl::Security::Plaintext
-        );
+        let sasl = config.security.sasl.is_some();
         let versions: BTreeMap<GroupApi, i16> = GroupApi::ALL
             .into_iter()
             .filter(|api| {

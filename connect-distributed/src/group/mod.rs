@@ -31,14 +31,23 @@
 //!
 //! # Security
 //!
-//! `security.protocol=SASL_PLAINTEXT` with `sasl.mechanism=PLAIN`: every
-//! connection, after ApiVersions, sends SaslHandshake (v1) naming `PLAIN`
-//! and SaslAuthenticate (v0..v2, as negotiated) with the credentials of
-//! `sasl.jaas.config` (`PlainLoginModule required username="..."
-//! password="...";`). Wrong credentials are [`GroupError::Authentication`]
-//! (naming `sasl.jaas.config`), a broker without `PLAIN` is
-//! [`GroupError::SaslMechanism`] (naming `sasl.mechanism`); both are fatal.
-//! [`check_brokers`] runs that exchange once at start-up.
+//! The same keys as the data clients (`security.protocol`, `sasl.*`,
+//! `ssl.*`, read by [`connect_runtime::kafka::security`]):
+//! - `SSL` and `SASL_SSL`: a TLS handshake (OpenSSL) right after TCP
+//!   connects, trusting the PEM truststore (or the system's roots), with
+//!   the keystore's certificate when the broker asks for one, and the host
+//!   name checked unless `ssl.endpoint.identification.algorithm` is empty.
+//!   A store that cannot be read is [`GroupError::TlsSetup`] (naming the
+//!   key), a refused certificate [`GroupError::TlsHandshake`]; both fatal.
+//! - `SASL_PLAINTEXT` and `SASL_SSL`: after ApiVersions, SaslHandshake (v1)
+//!   naming the mechanism, then SaslAuthenticate (v0..v2, as negotiated):
+//!   once with the credentials for `PLAIN`, twice for `SCRAM-SHA-256` and
+//!   `SCRAM-SHA-512` (RFC 5802; the broker's signature is checked). Wrong
+//!   credentials are [`GroupError::Authentication`] (naming
+//!   `sasl.jaas.config`), a broker without the mechanism is
+//!   [`GroupError::SaslMechanism`] (naming `sasl.mechanism`); both fatal.
+//!
+//! [`check_brokers`] runs these once at start-up.
 //!
 //! # Versions
 //!
@@ -50,11 +59,8 @@
 //!
 //! # Not implemented yet
 //!
-//! - TLS on the group connection: `security.protocol` `SSL` and
-//!   `SASL_SSL` are refused ([`ConfigError::UnsupportedSecurityProtocol`]):
-//!   TLS needs a TLS stack, which this client does not have.
-//! - SASL mechanisms other than `PLAIN` (`SCRAM-*`, `GSSAPI`,
-//!   `OAUTHBEARER`): refused ([`ConfigError::Security`]).
+//! - SASL mechanisms `GSSAPI` and `OAUTHBEARER`: refused
+//!   ([`ConfigError::Security`]).
 //! - Static membership (`group.instance.id`): Java's Connect refuses it
 //!   too.
 
@@ -62,6 +68,8 @@ mod config;
 mod conn;
 mod error;
 mod member;
+mod scram;
+mod tls;
 mod wire;
 
 pub use config::{

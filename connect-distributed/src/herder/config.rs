@@ -141,11 +141,10 @@ impl DistributedConfig {
                 crate::group::ConfigError::Missing { key }
                 | crate::group::ConfigError::Invalid { key, .. } => key.to_string(),
                 crate::group::ConfigError::Security(
-                    connect_runtime::kafka::sasl::SecurityError::Invalid { key, .. }
-                    | connect_runtime::kafka::sasl::SecurityError::Unsupported { key, .. },
+                    connect_runtime::kafka::security::SecurityError::Invalid { key, .. }
+                    | connect_runtime::kafka::security::SecurityError::Unsupported { key, .. },
                 ) => key.to_string(),
                 crate::group::ConfigError::Security(_) => "sasl.jaas.config".to_string(),
-                _ => "security.protocol".to_string(),
             };
             ConnectError::config(key, e.to_string())
         })?;

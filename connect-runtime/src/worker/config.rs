@@ -182,7 +182,7 @@ impl WorkerConfig {
         if let Some(b) = self.bootstrap_servers() {
             m.entry("bootstrap.servers".into()).or_insert(b);
         }
-        for key in crate::kafka::sasl::SECURITY_KEYS {
+        for key in crate::kafka::security::SECURITY_KEYS {
             if let Some(v) = self.originals().get(key) {
                 m.entry(key.into()).or_insert_with(|| v.clone());
             }

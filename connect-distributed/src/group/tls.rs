@@ -1,0 +1,283 @@
+//! TLS for the group connection, with OpenSSL: the library librdkafka
+//! uses for the data clients, so both read the same PEM and PKCS#12
+//! files (encrypted keys included) and verify brokers the same way.
+//!
+//! A given truststore replaces the system's roots, as in Java: only the
+//! certificates it holds are trusted.
+
+use std::path::Path;
+use std::pin::Pin;
+
+use connect_runtime::kafka::security::{
+    KeyStore, TlsConfig, TrustStore, SSL_KEYSTORE_CERTIFICATE_CHAIN_CONFIG,
+    SSL_KEYSTORE_KEY_CONFIG, SSL_KEYSTORE_LOCATION_CONFIG, SSL_KEY_PASSWORD_CONFIG,
+    SSL_TRUSTSTORE_CERTIFICATES_CONFIG, SSL_TRUSTSTORE_LOCATION_CONFIG,
+};
+use openssl::pkcs12::Pkcs12;
+use openssl::pkey::{PKey, Private};
+use openssl::ssl::{ErrorCode, SslConnector, SslMethod};
+use openssl::x509::store::X509StoreBuilder;
+use openssl::x509::{X509VerifyResult, X509};
+use tokio::net::TcpStream;
+use tokio_openssl::SslStream;
+
+use super::error::GroupError;
+
+/// A TLS client context built once from the `ssl.*` settings.
+#[derive(Clone)]
+pub(crate) struct TlsConnector {
+    connector: SslConnector,
+    verify_hostname: bool,
+}
+
+impl std::fmt::Debug for TlsConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsConnector")
+            .field("verify_hostname", &self.verify_hostname)
+            .finish_non_exhaustive()
+    }
+}
+
+fn setup(key: &'static str, message: impl std::fmt::Display) -> GroupError {
+    GroupError::TlsSetup {
+        key,
+        message: message.to_string(),
+    }
+}
+
+fn read(key: &'static str, path: &Path) -> Result<Vec<u8>, GroupError> {
+    std::fs::read(path).map_err(|e| setup(key, format!("cannot read {}: {e}", path.display())))
+}
+
+fn certificates(key: &'static str, pem: &[u8]) -> Result<Vec<X509>, GroupError> {
+    let certs =
+        X509::stack_from_pem(pem).map_err(|e| setup(key, format!("not PEM certificates: {e}")))?;
+    if certs.is_empty() {
+        return Err(setup(key, "holds no PEM certificate"));
+    }
+    Ok(certs)
+}
+
+fn private_key(
+    key: &'static str,
+    pem: &[u8],
+    password: Option<&str>,
+) -> Result<PKey<Private>, GroupError> {
+    match password {
+        Some(p) => PKey::private_key_from_pem_passphrase(pem, p.as_bytes()).map_err(|e| {
+            setup(
+                key,
+                format!("cannot read the private key with {SSL_KEY_PASSWORD_CONFIG}: {e}"),
+            )
+        }),
+        None => PKey::private_key_from_pem(pem).map_err(|e| {
+            setup(
+                key,
+                format!(
+                    "no readable PEM private key (if it is encrypted, set \
+                     {SSL_KEY_PASSWORD_CONFIG}): {e}"
+                ),
+            )
+        }),
+    }
+}
+
+impl TlsConnector {
+    /// Reads the stores named by `tls`; a file that cannot be read or
+    /// parsed is an error naming its key.
+    pub(crate) fn new(tls: &TlsConfig) -> Result<TlsConnector, GroupError> {
+        let mut b = SslConnector::builder(SslMethod::tls_client())
+            .map_err(|e| setup("security.protocol", format!("OpenSSL: {e}")))?;
+        let trusted = match &tls.trust {
+            TrustStore::SystemDefault => None,
+            TrustStore::PemFile(p) => Some((
+                SSL_TRUSTSTORE_LOCATION_CONFIG,
+                read(SSL_TRUSTSTORE_LOCATION_CONFIG, p)?,
+            )),
+            TrustStore::PemInline(pem) => {
+                Some((SSL_TRUSTSTORE_CERTIFICATES_CONFIG, pem.as_bytes().to_vec()))
+            }
+        };
+        if let Some((key, pem)) = trusted {
+            let mut store = X509StoreBuilder::new().map_err(|e| setup(key, e))?;
+            for cert in certificates(key, &pem)? {
+                store.add_cert(cert).map_err(|e| setup(key, e))?;
+            }
+            b.set_cert_store(store.build());
+        }
+        let password = tls.key_password.as_deref();
+        let identity = match &tls.identity {
+            None => None,
+            Some(KeyStore::PemFile(p)) => {
+                const K: &str = SSL_KEYSTORE_LOCATION_CONFIG;
+                let pem = read(K, p)?;
+                Some((K, certificates(K, &pem)?, private_key(K, &pem, password)?))
+            }
+            Some(KeyStore::PemInline {
+                certificate_chain,
+                key,
+            }) => Some((
+                SSL_KEYSTORE_KEY_CONFIG,
+                certificates(
+                    SSL_KEYSTORE_CERTIFICATE_CHAIN_CONFIG,
+                    certificate_chain.as_bytes(),
+                )?,
+                private_key(SSL_KEYSTORE_KEY_CONFIG, key.as_bytes(), password)?,
+            )),
+            Some(KeyStore::Pkcs12File { location, password }) => {
+                const K: &str = SSL_KEYSTORE_LOCATION_CONFIG;
+                let der = read(K, location)?;
+                let parsed = Pkcs12::from_der(&der)
+                    .and_then(|p| p.parse2(password.as_deref().unwrap_or_default()))
+                    .map_err(|e| {
+                        setup(
+                            K,
+                            format!(
+                                "cannot open the PKCS#12 file {} (check \
+                                 ssl.keystore.password): {e}",
+                                location.display()
+                            ),
+                        )
+                    })?;
+                let (Some(cert), Some(key)) = (parsed.cert, parsed.pkey) else {
+                    return Err(setup(
+                        K,
+                        "the PKCS#12 file holds no certificate with its private key",
+                    ));
+                };
+                let mut chain = vec![cert];
+                chain.extend(parsed.ca.into_iter().flatten());
+                Some((K, chain, key))
+            }
+        };
+        if let Some((key, chain, pkey)) = identity {
+            let mut chain = chain.into_iter();
+            if let Some(leaf) = chain.next() {
+                b.set_certificate(&leaf).map_err(|e| setup(key, e))?;
+            }
+            for extra in chain {
+                b.add_extra_chain_cert(extra).map_err(|e| setup(key, e))?;
+            }
+            b.set_private_key(&pkey).map_err(|e| setup(key, e))?;
+            b.check_private_key().map_err(|e| {
+                setup(
+                    key,
+                    format!("the private key does not match the certificate: {e}"),
+                )
+            })?;
+        }
+        Ok(TlsConnector {
+            connector: b.build(),
+            verify_hostname: tls.verify_hostname,
+        })
+    }
+
+    /// The TLS handshake over `tcp` with the broker at `addr`
+    /// (`host:port`); the host is checked against the broker's certificate
+    /// unless `ssl.endpoint.identification.algorithm` is empty.
+    pub(crate) async fn connect(
+        &self,
+        addr: &str,
+        tcp: TcpStream,
+    ) -> Result<SslStream<TcpStream>, GroupError> {
+        let host = host_of(addr);
+        let handshake = |message: String| GroupError::TlsHandshake {
+            addr: addr.to_owned(),
+            message,
+        };
+        let mut config = self
+            .connector
+            .configure()
+            .map_err(|e| handshake(e.to_string()))?;
+        config.set_verify_hostname(self.verify_hostname);
+        let ssl = config
+            .into_ssl(host)
+            .map_err(|e| handshake(e.to_string()))?;
+        let mut stream = SslStream::new(ssl, tcp).map_err(|e| handshake(e.to_string()))?;
+        match Pin::new(&mut stream).connect().await {
+            Ok(()) => Ok(stream),
+            Err(e) => {
+                let verify = stream.ssl().verify_result();
+                if verify != X509VerifyResult::OK {
+                    return Err(handshake(format!(
+                        "the broker's certificate was refused: {} (check \
+                         ssl.truststore.location / ssl.truststore.certificates{})",
+                        verify.error_string(),
+                        if self.verify_hostname {
+                            ", and ssl.endpoint.identification.algorithm if the host name \
+                             is the problem"
+                        } else {
+                            ""
+                        }
+                    )));
+                }
+                match (e.code(), e.into_io_error()) {
+                    // The connection broke: like any I/O error, retried.
+                    (ErrorCode::SYSCALL, Ok(io)) => Err(GroupError::io(addr, io)),
+                    (_, Ok(io)) => Err(handshake(io.to_string())),
+                    (_, Err(e)) => Err(handshake(format!(
+                        "{e} (a broker that requires a client certificate refuses \
+                         connections without ssl.keystore.*)"
+                    ))),
+                }
+            }
+        }
+    }
+}
+
+/// The host of `host:port` or `[v6]:port`.
+fn host_of(addr: &str) -> &str {
+    let host = match addr.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => addr,
+    };
+    host.trim_start_matches('[').trim_end_matches(']')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_of_addresses() {
+        assert_eq!(host_of("127.0.0.1:9093"), "127.0.0.1");
+        assert_eq!(host_of("kafka-1.example:9093"), "kafka-1.example");
+        assert_eq!(host_of("[::1]:9093"), "::1");
+        assert_eq!(host_of("broker"), "broker");
+    }
+
+    #[test]
+    fn unreadable_stores_name_their_key() {
+        let e = TlsConnector::new(&TlsConfig {
+            trust: TrustStore::PemFile("/nonexistent/ca.pem".into()),
+            ..TlsConfig::default()
+        })
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("ssl.truststore.location") && msg.contains("/nonexistent/ca.pem"),
+            "{msg}"
+        );
+        assert!(e.is_fatal());
+        let e = TlsConnector::new(&TlsConfig {
+            trust: TrustStore::PemInline("not a certificate".into()),
+            ..TlsConfig::default()
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("ssl.truststore.certificates"), "{e}");
+        let e = TlsConnector::new(&TlsConfig {
+            identity: Some(KeyStore::PemInline {
+                certificate_chain: "nope".into(),
+                key: "nope".into(),
+            }),
+            ..TlsConfig::default()
+        })
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("ssl.keystore.certificate.chain"),
+            "{e}"
+        );
+        // The system's roots when no truststore is given.
+        TlsConnector::new(&TlsConfig::default()).unwrap();
+    }
+}
