@@ -556,19 +556,21 @@ async fn an_unreachable_coordinator_is_retried_and_reported() {
 }
 
 #[tokio::test]
-async fn ssl_is_refused_with_a_clear_error() {
+async fn a_jks_truststore_is_refused_with_the_way_out() {
     let err = GroupConfig::from_properties([
         ("group.id", "g"),
         ("bootstrap.servers", "localhost:9093"),
         ("security.protocol", "SSL"),
+        ("ssl.truststore.location", "/etc/kafka/truststore.jks"),
+        ("ssl.truststore.password", "changeit"),
     ])
     .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "security.protocol=SSL is not supported by the group membership connection: \
-         TLS is not implemented (it needs a TLS stack this build does not have); \
-         use PLAINTEXT or SASL_PLAINTEXT"
+    let msg = err.to_string();
+    assert!(
+        msg.contains("ssl.truststore.type") && msg.contains("keytool -exportcert"),
+        "{msg}"
     );
+    assert!(!msg.contains("changeit"), "{msg}");
 }
 
 fn sasl_config(addr: &str, user: &str, password: &str) -> GroupConfig {

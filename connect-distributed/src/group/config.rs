@@ -49,10 +49,10 @@ pub const RETRY_BACKOFF_MAX_MS_CONFIG: &str = "retry.backoff.max.ms";
 pub const RETRY_BACKOFF_MAX_MS_DEFAULT: u32 = 1_000;
 /// `connect.protocol`: `sessioned`, `compatible` or `eager`.
 pub const CONNECT_PROTOCOL_CONFIG: &str = "connect.protocol";
-/// `security.protocol`: `PLAINTEXT` or `SASL_PLAINTEXT` (TLS is not
-/// implemented).
+/// `security.protocol`: `PLAINTEXT`, `SSL`, `SASL_PLAINTEXT` or
+/// `SASL_SSL`.
 pub const SECURITY_PROTOCOL_CONFIG: &str = "security.protocol";
-/// `sasl.mechanism`: `PLAIN` (the only one implemented).
+/// `sasl.mechanism`: `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512`.
 pub const SASL_MECHANISM_CONFIG: &str = "sasl.mechanism";
 /// `sasl.jaas.config`: the `PlainLoginModule` line with the credentials.
 pub const SASL_JAAS_CONFIG: &str = "sasl.jaas.config";

@@ -82,7 +82,11 @@ impl Connection {
             versions: ApiVersionTable::default(),
             in_flight: false,
         };
-        conn.versions = conn.negotiate(timeout).await?;
+        conn.versions = match conn.negotiate(timeout).await {
+            Ok(v) => v,
+            Err(e) if security.tls.is_some() => return Err(super::tls::alert_after_handshake(e)),
+            Err(e) => return Err(e),
+        };
         if let Some(credentials) = &security.sasl {
             conn.authenticate(credentials, timeout).await?;
         }

@@ -225,6 +225,33 @@ impl TlsConnector {
     }
 }
 
+/// A TLS alert the broker sent after the handshake: with TLS 1.3 a broker
+/// that requires a client certificate completes the handshake and refuses
+/// the certificate (or its absence) on the first read. Such an error while
+/// a connection opens is a [`GroupError::TlsHandshake`] (fatal), not an
+/// I/O error to retry.
+pub(crate) fn alert_after_handshake(error: GroupError) -> GroupError {
+    let GroupError::Io { addr, source } = &error else {
+        return error;
+    };
+    let alert = source
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<openssl::ssl::Error>())
+        .filter(|e| e.code() == ErrorCode::SSL)
+        .map(|e| e.to_string());
+    match alert {
+        Some(alert) => GroupError::TlsHandshake {
+            addr: addr.clone(),
+            message: format!(
+                "the broker refused the connection: {alert} (a broker that requires client \
+                 certificates refuses connections without ssl.keystore.* or with a \
+                 certificate its truststore does not hold)"
+            ),
+        },
+        None => error,
+    }
+}
+
 /// The host of `host:port` or `[v6]:port`.
 fn host_of(addr: &str) -> &str {
     let host = match addr.rsplit_once(':') {
