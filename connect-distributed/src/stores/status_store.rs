@@ -1,7 +1,7 @@
 //! [`KafkaStatusStore`]: the status topic, Java's `KafkaStatusBackingStore`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -21,6 +21,9 @@ pub const STATUS_TOPIC_KEY: &str = "status.storage.topic";
 
 /// Partitions of a created status topic (Kafka's default for `status.storage.topic`).
 pub const DEFAULT_PARTITIONS: i32 = 5;
+
+/// The wait before a failed status write is sent again.
+const STATUS_RETRY_BACKOFF: Duration = Duration::from_millis(500);
 
 /// What the status topic holds, as read back from it.
 #[derive(Debug, Default)]
@@ -84,13 +87,19 @@ impl Cache {
 ///
 /// The trait's methods are synchronous: records are queued to the producer
 /// at once, in call order (so writes of one key keep their order), and
-/// their acknowledgements are awaited on spawned tasks, which log
-/// failures. Create the store inside a tokio runtime.
+/// their acknowledgements are awaited on spawned tasks. A write that fails
+/// with a retriable error is sent again, as Java's store does, as long as
+/// it is still the latest write of its key in the same generation (an
+/// older status sent again would overwrite a newer one).
+/// Create the store inside a tokio runtime.
 pub struct KafkaStatusStore {
     log: Arc<KafkaLog>,
     cache: Arc<Mutex<Cache>>,
     worker_id: String,
-    generation: AtomicI32,
+    generation: Arc<AtomicI32>,
+    /// Per key: the sequence number of its latest write.
+    latest: Arc<Mutex<HashMap<String, u64>>>,
+    next_sequence: AtomicU64,
     /// Per connector: the plugin version written into its statuses and its
     /// tasks' (Java writes `worker.connectorVersion` / `taskVersion`).
     versions: Mutex<HashMap<String, String>>,
@@ -186,7 +195,9 @@ impl KafkaStatusStore {
             log: Arc::new(log),
             cache,
             worker_id: worker_id.into(),
-            generation: AtomicI32::new(-1),
+            generation: Arc::new(AtomicI32::new(-1)),
+            latest: Arc::default(),
+            next_sequence: AtomicU64::new(0),
             versions: Mutex::new(HashMap::new()),
             runtime: tokio::runtime::Handle::current(),
         })
@@ -277,24 +288,38 @@ impl KafkaStatusStore {
         }
     }
 
-    /// Queue `record` now (keeping call order per key) and log its outcome.
+    /// Queue `record` now (keeping call order per key); send it again
+    /// after a retriable failure while it is still its key's latest write
+    /// in this generation; log what fails for good.
     fn write(&self, record: StatusRecord) {
         let (key, value) = record.encode();
+        let sequence = self.next_sequence.fetch_add(1, Ordering::Relaxed);
+        lock(&self.latest).insert(key.clone(), sequence);
+        let generation = self.generation();
         let queued = self
             .log
             .send_nowait(Some(key.as_bytes()), value.as_deref(), None);
         let log = Arc::clone(&self.log);
+        let latest = Arc::clone(&self.latest);
+        let current_generation = Arc::clone(&self.generation);
         self.runtime.spawn(async move {
-            let result = match queued {
+            let mut result = match queued {
                 Ok(pending) => pending.wait().await,
-                // The producer queue was full: wait for room. This record
-                // may then pass a later one of the same key; status writes
-                // are rare enough that the queue is not full in practice.
-                Err(e) if e.is_retriable() => {
-                    log.send(Some(key.as_bytes()), value.as_deref(), None).await
-                }
                 Err(e) => Err(e),
             };
+            while let Err(e) = &result {
+                let still_current = lock(&latest).get(&key) == Some(&sequence)
+                    && current_generation.load(Ordering::SeqCst) == generation;
+                if !e.is_retriable() || !still_current {
+                    break;
+                }
+                tracing::debug!(key, error = %e, "writing a status failed; sending it again");
+                tokio::time::sleep(STATUS_RETRY_BACKOFF).await;
+                // A full producer queue also lands here: `send` waits for
+                // room. The record may then pass a later one of its key,
+                // which the check above then stops from being sent again.
+                result = log.send(Some(key.as_bytes()), value.as_deref(), None).await;
+            }
             if let Err(e) = result {
                 tracing::warn!(key, error = %e, "writing a status failed");
             }
@@ -513,5 +538,40 @@ mod tests {
         new_owner.read_to_end().await.unwrap();
         old_owner.read_to_end().await.unwrap();
         assert_eq!(old_owner.task(&task(0)).0, RtState::Unassigned);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_status_write_is_sent_again_unless_a_newer_one_was_made() {
+        use connect_runtime::kafka::memory::FaultKind;
+        let kafka = MemoryKafka::new();
+        let store = open(&kafka, "w1:8083").await;
+        store.set_generation(1);
+        kafka.fail_next_produce(3, FaultKind::Retriable);
+        store.task_state(&task(0), RtState::Running, None);
+        // Paused time: the retries' backoff passes at once.
+        for _ in 0..50 {
+            store.read_to_end().await.unwrap();
+            if store.task(&task(0)).0 == RtState::Running {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(store.task(&task(0)).0, RtState::Running);
+
+        // A failed RUNNING followed by PAUSED: RUNNING is not sent again
+        // over the newer PAUSED.
+        kafka.fail_next_produce(1, FaultKind::Retriable);
+        store.task_state(&task(1), RtState::Running, None);
+        store.task_state(&task(1), RtState::Paused, None);
+        tokio::time::sleep(STATUS_RETRY_BACKOFF * 10).await;
+        store.read_to_end().await.unwrap();
+        assert_eq!(store.task(&task(1)).0, RtState::Paused);
+
+        // A fatal error is not retried.
+        kafka.fail_next_produce(1, FaultKind::Fatal);
+        store.task_state(&task(2), RtState::Running, None);
+        tokio::time::sleep(STATUS_RETRY_BACKOFF * 10).await;
+        store.read_to_end().await.unwrap();
+        assert_eq!(store.task(&task(2)).0, RtState::Unassigned);
     }
 }
