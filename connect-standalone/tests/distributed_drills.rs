@@ -11,14 +11,13 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{curl, real_bootstrap, try_curl, unique_suffix};
+use common::{curl, free_port, real_bootstrap, try_curl, unique_suffix, Node, OwnBroker};
 use serde_json::Value;
 
 /// One drill at a time.
@@ -29,70 +28,6 @@ const DELAY_MS: u64 = 3000;
 /// What the issue allows for lost work to run again: the session, the
 /// scheduled rebalance delay and a few seconds.
 const MOVE_BUDGET: Duration = Duration::from_millis(SESSION_MS + DELAY_MS + 10_000);
-
-/// A free TCP port on 127.0.0.1 (the kernel's pick, released at once).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-/// A `connect-distributed` process, its REST port and its log file.
-struct Node {
-    port: u16,
-    child: Option<Child>,
-    log: PathBuf,
-}
-
-impl Node {
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn worker_id(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-
-    fn alive(&self) -> bool {
-        self.child.is_some()
-    }
-
-    fn kill_9(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-
-    /// SIGTERM and wait: a graceful stop (LeaveGroup).
-    fn terminate(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = Command::new("kill")
-                .args(["-TERM", &c.id().to_string()])
-                .status();
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = c.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        self.kill_9();
-    }
-}
 
 /// A cluster of workers sharing a group and three topics, the input and
 /// output files, and a timeline of what happened.
@@ -167,21 +102,8 @@ impl Drill {
         )
         .unwrap();
         let log = self.path(&format!("worker-{i}.log"));
-        let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_connect-distributed"))
-            .arg(&props)
-            .current_dir(self.dir.path())
-            .env("RUST_LOG", "info,connect_distributed=debug")
-            .env("NO_COLOR", "1")
-            .stdout(Stdio::null())
-            .stderr(out)
-            .spawn()
-            .expect("start connect-distributed");
-        self.nodes.push(Node {
-            port,
-            child: Some(child),
-            log,
-        });
+        self.nodes
+            .push(Node::spawn(self.dir.path(), &props, &log, port));
         self.note(format!("worker {i} started on port {port}"));
         self.wait("worker answers GET /", || {
             let (status, _) = self.get(i, "/");
@@ -696,31 +618,8 @@ fn a_broker_restart_under_load_loses_no_line_on_real_kafka() {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let broker_dir = tempfile::tempdir().unwrap();
-    let script = common::repo_file("tools/real-kafka/broker.sh");
-    let owner = std::process::id().to_string();
-    let run = |cmd: &str| -> String {
-        let out = Command::new(&script)
-            .args([
-                cmd,
-                "--dir",
-                broker_dir.path().to_str().unwrap(),
-                "--owner",
-                &owner,
-            ])
-            .output()
-            .expect("run broker.sh");
-        assert!(
-            out.status.success(),
-            "broker.sh {cmd}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .find_map(|l| l.strip_prefix("bootstrap.servers=").map(str::to_string))
-            .unwrap_or_default()
-    };
-    let bootstrap = run("start");
+    let broker = OwnBroker::start(&[]);
+    let bootstrap = broker.printed("bootstrap.servers");
     let mut d = Drill::new("broker-restart", bootstrap);
     d.start_worker();
     d.start_worker();
@@ -734,8 +633,11 @@ fn a_broker_restart_under_load_loses_no_line_on_real_kafka() {
         (d.sink_lines().len() > 100).then_some(())
     });
     d.note("restarting the broker");
-    let again = run("restart");
-    d.note(format!("broker back at {again}"));
+    let again = broker.restart();
+    d.note(format!(
+        "broker back ({})",
+        again.trim().replace('\n', ", ")
+    ));
     d.wait("source and sink running after the restart", || {
         d.all_running_on_live(&units).then_some(())
     });
@@ -757,9 +659,7 @@ fn a_broker_restart_under_load_loses_no_line_on_real_kafka() {
         }
     }
     drop(d);
-    let _ = Command::new(&script)
-        .args(["stop", "--dir", broker_dir.path().to_str().unwrap()])
-        .output();
+    drop(broker);
 }
 
 /// What a worker's last "joined the Connect group" log line says:

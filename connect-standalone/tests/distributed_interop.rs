@@ -41,6 +41,10 @@
 //! (the Java worker's `java/connect.log` included) is kept;
 //! `DISTRIBUTED_INTEROP_KEEP=1` keeps it after a success too.
 
+mod common;
+
+use common::free_port;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -217,13 +221,6 @@ impl Drop for Worker {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 /// The worker properties every member of the group shares, plus `port`.

@@ -20,59 +20,14 @@
 //! wanted.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{real_bootstrap, try_curl, unique_suffix};
+use common::{free_port, real_bootstrap, try_curl, unique_suffix, Node, OwnBroker};
 use serde_json::Value;
 
 const LINES: usize = 300;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-/// A worker process; killed when dropped.
-struct Node {
-    port: u16,
-    child: Child,
-    log: PathBuf,
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Node {
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-    fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-/// The broker of this test, stopped when dropped.
-struct Broker {
-    script: PathBuf,
-    dir: tempfile::TempDir,
-}
-
-impl Drop for Broker {
-    fn drop(&mut self) {
-        let _ = Command::new(&self.script)
-            .args(["stop", "--dir", self.dir.path().to_str().unwrap()])
-            .output();
-    }
-}
 
 /// A worker's properties: `security` holds its security lines.
 fn write_props(
@@ -98,18 +53,6 @@ fn write_props(
     )
     .unwrap();
     path
-}
-
-fn spawn(dir: &Path, props: &Path, log: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_connect-distributed"))
-        .arg(props)
-        .current_dir(dir)
-        .env("RUST_LOG", "info,connect_distributed=debug")
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(log).unwrap())
-        .spawn()
-        .expect("start connect-distributed")
 }
 
 fn wait<T>(nodes: &[&Node], what: &str, mut check: impl FnMut() -> Option<T>) -> T {
@@ -153,11 +96,7 @@ fn two_workers_move_lines(dir: &Path, scenario: &str, bootstrap: &str, security:
             let name = format!("{scenario}-worker-{i}");
             let props = write_props(dir, &name, bootstrap, &group, port, security);
             let log = dir.join(format!("{name}.log"));
-            Node {
-                port,
-                child: spawn(dir, &props, &log),
-                log,
-            }
+            Node::spawn(dir, &props, &log, port)
         })
         .collect();
     let all: Vec<&Node> = nodes.iter().collect();
@@ -247,7 +186,8 @@ fn worker_refuses_to_start(
         security,
     );
     let log = dir.join(format!("{name}.log"));
-    let mut child = spawn(dir, &props, &log);
+    let mut node = Node::spawn(dir, &props, &log, 0);
+    let child = node.child.as_mut().expect("just started");
     let deadline = Instant::now() + Duration::from_secs(90);
     let code = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -292,38 +232,12 @@ fn workers_over_sasl_plain_scram_and_mutual_tls_on_real_kafka() {
     if real_bootstrap(test).is_none() {
         return;
     }
-    let broker = Broker {
-        script: common::repo_file("tools/real-kafka/broker.sh"),
-        dir: tempfile::tempdir().unwrap(),
-    };
-    let out = Command::new(&broker.script)
-        .args([
-            "start",
-            "--sasl",
-            "--tls",
-            "--dir",
-            broker.dir.path().to_str().unwrap(),
-            "--owner",
-            &std::process::id().to_string(),
-        ])
-        .output()
-        .expect("run broker.sh");
-    assert!(
-        out.status.success(),
-        "broker.sh start --sasl --tls: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let printed = |key: &str| {
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(key).map(str::to_string))
-            .unwrap_or_else(|| panic!("broker.sh prints {key}: {stdout}"))
-    };
-    let sasl = printed("sasl.bootstrap.servers=");
-    let ssl = printed("ssl.bootstrap.servers=");
-    let sasl_ssl = printed("sasl_ssl.bootstrap.servers=");
-    let tls = PathBuf::from(printed("tls.dir="));
+    let broker = OwnBroker::start(&["--sasl", "--tls"]);
+    let printed = |key: &str| broker.printed(key);
+    let sasl = printed("sasl.bootstrap.servers");
+    let ssl = printed("ssl.bootstrap.servers");
+    let sasl_ssl = printed("sasl_ssl.bootstrap.servers");
+    let tls = PathBuf::from(printed("tls.dir"));
     eprintln!("listeners: SASL_PLAINTEXT {sasl}, SSL {ssl}, SASL_SSL {sasl_ssl}");
     let dir = tempfile::tempdir().unwrap();
     let tls_file = |f: &str| tls.join(f).display().to_string();

@@ -130,3 +130,151 @@ pub(crate) fn unique_suffix(what: &str) -> String {
         .as_millis();
     format!("-{what}-{}-{millis}", std::process::id())
 }
+
+/// A free TCP port on 127.0.0.1 (the kernel's pick, released at once).
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// A `connect-distributed` process, its REST port and its log file;
+/// killed when dropped.
+pub(crate) struct Node {
+    pub(crate) port: u16,
+    pub(crate) child: Option<std::process::Child>,
+    pub(crate) log: PathBuf,
+}
+
+impl Node {
+    /// Start `connect-distributed` on `props` in `dir`, its log in `log`.
+    pub(crate) fn spawn(dir: &Path, props: &Path, log: &Path, port: u16) -> Node {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_connect-distributed"))
+            .arg(props)
+            .current_dir(dir)
+            .env("RUST_LOG", "info,connect_distributed=debug")
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(log).expect("create the worker's log"))
+            .spawn()
+            .expect("start connect-distributed");
+        Node {
+            port,
+            child: Some(child),
+            log: log.to_path_buf(),
+        }
+    }
+
+    pub(crate) fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub(crate) fn worker_id(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub(crate) fn alive(&self) -> bool {
+        self.child.is_some()
+    }
+
+    pub(crate) fn kill_9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM and wait: a graceful stop (LeaveGroup).
+    pub(crate) fn terminate(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = std::process::Command::new("kill")
+                .args(["-TERM", &c.id().to_string()])
+                .status();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = c.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub(crate) fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill_9();
+    }
+}
+
+/// A broker of one test's own (`tools/real-kafka/broker.sh`), for tests
+/// that restart it or need extra listeners; stopped when dropped (and by
+/// the script's watchdog when the test process dies).
+pub(crate) struct OwnBroker {
+    script: PathBuf,
+    dir: tempfile::TempDir,
+    /// What `start` printed: `bootstrap.servers=...` and the like.
+    pub(crate) printed: String,
+}
+
+impl OwnBroker {
+    /// `broker.sh start` with `flags` (`--sasl`, `--tls`).
+    pub(crate) fn start(flags: &[&str]) -> OwnBroker {
+        let mut broker = OwnBroker {
+            script: repo_file("tools/real-kafka/broker.sh"),
+            dir: tempfile::tempdir().expect("a broker directory"),
+            printed: String::new(),
+        };
+        broker.printed = broker.run("start", flags);
+        broker
+    }
+
+    /// `broker.sh restart`: same ports, same data.
+    pub(crate) fn restart(&self) -> String {
+        self.run("restart", &[])
+    }
+
+    fn run(&self, command: &str, flags: &[&str]) -> String {
+        let out = std::process::Command::new(&self.script)
+            .arg(command)
+            .args(flags)
+            .args(["--dir", self.dir.path().to_str().expect("a UTF-8 path")])
+            .args(["--owner", &std::process::id().to_string()])
+            .output()
+            .expect("run broker.sh");
+        assert!(
+            out.status.success(),
+            "broker.sh {command} {flags:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The value of the `key=` line `start` printed.
+    pub(crate) fn printed(&self, key: &str) -> String {
+        let prefix = format!("{key}=");
+        self.printed
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix).map(str::to_string))
+            .unwrap_or_else(|| panic!("broker.sh printed no {key}=: {}", self.printed))
+    }
+}
+
+impl Drop for OwnBroker {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(&self.script)
+            .args([
+                "stop",
+                "--dir",
+                self.dir.path().to_str().unwrap_or_default(),
+            ])
+            .output();
+    }
+}
