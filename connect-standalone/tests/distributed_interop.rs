@@ -43,7 +43,7 @@
 
 mod common;
 
-use common::free_port;
+use common::{free_port, java_project};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
@@ -87,66 +87,6 @@ fn skip_java(why: &str) {
     banner(&format!(
         "SKIPPED distributed_interop: Kafka Connect 4.4's Java worker is not available: {why}"
     ));
-}
-
-fn runs(program: &str, arg: &str) -> bool {
-    Command::new(program)
-        .arg(arg)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
-}
-
-fn mtime(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-/// `tools/connect-java` built (with `mvn -q -B package` when missing or
-/// older than its pom or the shim): the project's directory.
-fn java_project() -> Result<PathBuf, String> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = repo.join("tools/connect-java");
-    let jar = dir.join("target/connect-java.jar");
-    if !runs("java", "-version") {
-        return Err("`java` is not installed (Java 17+ is needed)".into());
-    }
-    let shim =
-        repo.join("benches/head-to-head/compat/org/apache/kafka/common/utils/AppInfoParser.java");
-    let sources = [mtime(&dir.join("pom.xml")), mtime(&shim)]
-        .into_iter()
-        .flatten()
-        .max();
-    let fresh = matches!((mtime(&jar), sources), (Some(b), Some(s)) if b >= s)
-        && dir.join("target/lib").is_dir();
-    if fresh {
-        return Ok(dir);
-    }
-    if !runs("mvn", "-v") {
-        return Err(format!(
-            "{} is missing or stale and `mvn` is not installed",
-            jar.display()
-        ));
-    }
-    say!(
-        "distributed_interop: building {}: mvn -q -B package",
-        dir.display()
-    );
-    let out = Command::new("mvn")
-        .args(["-q", "-B", "package"])
-        .current_dir(&dir)
-        .output()
-        .map_err(|e| format!("cannot run mvn: {e}"))?;
-    if !out.status.success() || !jar.is_file() {
-        return Err(format!(
-            "`mvn -q -B package` failed in {}:\n{}{}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(dir)
 }
 
 // ---------------------------------------------------------------------------
@@ -257,26 +197,7 @@ fn start_java(project: &Path, dir: &Path, props: &str, port: u16) -> Worker {
     std::fs::create_dir_all(&logs).unwrap();
     let file = logs.join("worker.properties");
     std::fs::write(&file, props).unwrap();
-    let out = std::fs::File::create(logs.join("java.out")).unwrap();
-    let classpath = format!(
-        "{}:{}/*",
-        project.join("target/connect-java.jar").display(),
-        project.join("target/lib").display()
-    );
-    let log4j = project.join("log4j2.properties");
-    let child = Command::new("java")
-        .args(["-Xms128m", "-Xmx512m"])
-        .arg(format!("-Dlog4j2.configurationFile={}", log4j.display()))
-        .arg(format!("-Dkafka.logs.dir={}", logs.display()))
-        .arg("-cp")
-        .arg(classpath)
-        .arg("org.apache.kafka.connect.cli.ConnectDistributed")
-        .arg(&file)
-        .stdin(Stdio::null())
-        .stdout(out.try_clone().unwrap())
-        .stderr(out)
-        .spawn()
-        .expect("start java");
+    let child = common::spawn_java_connect(project, &file, &logs);
     Worker {
         name: "java",
         child,

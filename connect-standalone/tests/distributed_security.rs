@@ -7,7 +7,10 @@
 //!   the other, trusting a PEM CA file;
 //! - `SSL` with client certificates (the listener requires them): a
 //!   PKCS#12 keystore on one worker, a PEM file with an encrypted key on
-//!   the other.
+//!   the other;
+//! - `SASL_SSL` with `SCRAM-SHA-512` again, one worker being Kafka Connect
+//!   4.4's own (Java) and one ours, on the same properties file (skipped,
+//!   loudly, without Java; required with `CONFORMANCE_REQUIRE_JAVA`).
 //!
 //! Then workers that must not start fail fast with an error naming what to
 //! fix: a wrong SCRAM password, a truststore that does not hold the
@@ -48,6 +51,7 @@ fn write_props(
              offset.storage.partitions=5\nstatus.storage.partitions=3\n\
              key.converter=org.apache.kafka.connect.json.JsonConverter\nvalue.converter=org.apache.kafka.connect.json.JsonConverter\n\
              offset.flush.interval.ms=500\nlisteners=http://127.0.0.1:{port}\n\
+             rest.advertised.host.name=127.0.0.1\nrest.advertised.port={port}\n\
              session.timeout.ms=6000\nheartbeat.interval.ms=1000\nscheduled.rebalance.max.delay.ms=3000\n"
         ),
     )
@@ -80,7 +84,29 @@ fn wait<T>(nodes: &[&Node], what: &str, mut check: impl FnMut() -> Option<T>) ->
 
 /// Two workers, one group, through `bootstrap` only, each with its own
 /// security lines: a source and a sink move `LINES` lines.
-fn two_workers_move_lines(dir: &Path, scenario: &str, bootstrap: &str, security: [&str; 2]) {
+/// Which implementation a worker runs.
+#[derive(Clone, Copy)]
+enum Kind<'a> {
+    Ours,
+    /// Kafka Connect 4.4's Java worker, from this `tools/connect-java`.
+    Java(&'a Path),
+}
+
+/// `security` as a Kafka Connect user writes it for a Java worker: the
+/// worker's keys, and the same for its connectors' producers, consumers
+/// and admins (Java's workers do not pass theirs on; ours do, and take
+/// the prefixed keys too).
+fn for_every_client(security: &str) -> String {
+    let mut all = security.to_string();
+    for prefix in ["producer.", "consumer.", "admin."] {
+        for line in security.lines() {
+            all.push_str(&format!("\n{prefix}{line}"));
+        }
+    }
+    all
+}
+
+fn two_workers_move_lines(dir: &Path, scenario: &str, bootstrap: &str, workers: [(Kind, &str); 2]) {
     let group = unique_suffix(scenario);
     let input: String = (0..LINES)
         .map(|i| format!("{scenario} line {i}\n"))
@@ -88,15 +114,25 @@ fn two_workers_move_lines(dir: &Path, scenario: &str, bootstrap: &str, security:
     let input_file = dir.join(format!("{scenario}-in.txt"));
     let output_file = dir.join(format!("{scenario}-out.txt"));
     std::fs::write(&input_file, &input).unwrap();
-    let nodes: Vec<Node> = security
+    let nodes: Vec<Node> = workers
         .iter()
         .enumerate()
-        .map(|(i, security)| {
+        .map(|(i, (kind, security))| {
             let port = free_port();
             let name = format!("{scenario}-worker-{i}");
             let props = write_props(dir, &name, bootstrap, &group, port, security);
-            let log = dir.join(format!("{name}.log"));
-            Node::spawn(dir, &props, &log, port)
+            match kind {
+                Kind::Ours => Node::spawn(dir, &props, &dir.join(format!("{name}.log")), port),
+                Kind::Java(project) => {
+                    let logs = dir.join(&name);
+                    std::fs::create_dir_all(&logs).unwrap();
+                    Node {
+                        port,
+                        child: Some(common::spawn_java_connect(project, &props, &logs)),
+                        log: logs.join("connect.log"),
+                    }
+                }
+            }
         })
         .collect();
     let all: Vec<&Node> = nodes.iter().collect();
@@ -110,7 +146,12 @@ fn two_workers_move_lines(dir: &Path, scenario: &str, bootstrap: &str, security:
     wait(&all, "both workers joined the group", || {
         nodes
             .iter()
-            .all(|n| n.log_text().contains("joined the Connect group"))
+            .all(|n| {
+                let log = n.log_text();
+                // Ours, and Java's WorkerCoordinator.
+                log.contains("joined the Connect group")
+                    || log.contains("Joined group at generation")
+            })
             .then_some(())
     });
     let topic = format!("lines{group}");
@@ -163,7 +204,32 @@ fn two_workers_move_lines(dir: &Path, scenario: &str, bootstrap: &str, security:
         Value::from("RUNNING"),
         "{scenario}: {status}"
     );
-    eprintln!("{scenario}: {LINES} lines moved end to end by two workers");
+    // Where the units ran, for the log: both workers take part.
+    let mut placed = Vec::new();
+    for name in ["source", "sink"] {
+        let (_, s) = try_curl(
+            &nodes[0].url(),
+            "GET",
+            &format!("/connectors/{name}/status"),
+            "",
+        )
+        .unwrap();
+        let tasks: Vec<String> = s["tasks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| t["worker_id"].as_str().unwrap_or("?").to_string())
+            .collect();
+        placed.push(format!(
+            "{name} on {} (tasks on {tasks:?})",
+            s["connector"]["worker_id"].as_str().unwrap_or("?")
+        ));
+    }
+    let workers: Vec<String> = nodes.iter().map(Node::worker_id).collect();
+    eprintln!(
+        "{scenario}: {LINES} lines moved end to end by workers {workers:?}: {}",
+        placed.join(", ")
+    );
 }
 
 /// A worker that must not start: it exits non-zero, and its error output
@@ -283,22 +349,48 @@ fn workers_over_sasl_plain_scram_and_mutual_tls_on_real_kafka() {
     );
 
     let d = dir.path();
+    let ours = Kind::Ours;
     two_workers_move_lines(
         d,
         "plain",
         &sasl,
-        [&plain("alice-secret"), &plain("alice-secret")],
+        [
+            (ours, &plain("alice-secret")),
+            (ours, &plain("alice-secret")),
+        ],
     );
     two_workers_move_lines(
         d,
         "scram",
         &sasl_ssl,
         [
-            &scram("SCRAM-SHA-256", "alice-secret", "ca.pem"),
-            &scram("SCRAM-SHA-512", "alice-secret", "ca.pem"),
+            (ours, &scram("SCRAM-SHA-256", "alice-secret", "ca.pem")),
+            (ours, &scram("SCRAM-SHA-512", "alice-secret", "ca.pem")),
         ],
     );
-    two_workers_move_lines(d, "mtls", &ssl, [&mtls_pkcs12, &mtls_pem]);
+    two_workers_move_lines(d, "mtls", &ssl, [(ours, &mtls_pkcs12), (ours, &mtls_pem)]);
+    // The same file for Kafka Connect's own worker and ours, in one group:
+    // Java reads the PEM truststore and the SCRAM line as we do.
+    match common::java_project() {
+        Ok(project) => {
+            let both = for_every_client(&scram("SCRAM-SHA-512", "alice-secret", "ca.pem"));
+            two_workers_move_lines(
+                d,
+                "java-scram",
+                &sasl_ssl,
+                [(Kind::Java(&project), &both), (ours, &both)],
+            );
+        }
+        Err(why) => {
+            assert!(
+                std::env::var_os("CONFORMANCE_REQUIRE_JAVA").is_none(),
+                "CONFORMANCE_REQUIRE_JAVA is set but Kafka Connect's Java worker is not available: {why}"
+            );
+            eprintln!(
+                "SKIPPED distributed_security (Java worker over SASL_SSL/SCRAM): Kafka Connect 4.4's Java worker is not available: {why}"
+            );
+        }
+    }
 
     worker_refuses_to_start(
         d,

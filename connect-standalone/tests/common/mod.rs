@@ -278,3 +278,92 @@ impl Drop for OwnBroker {
             .output();
     }
 }
+
+fn runs(program: &str, arg: &str) -> bool {
+    std::process::Command::new(program)
+        .arg(arg)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+fn mtime(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// `tools/connect-java` (Kafka Connect 4.4's Java worker with the
+/// FileStream connectors) built (with `mvn -q -B package` when missing or
+/// older than its pom or the shim): the project's directory, or why it
+/// cannot be had.
+pub(crate) fn java_project() -> Result<PathBuf, String> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = repo.join("tools/connect-java");
+    let jar = dir.join("target/connect-java.jar");
+    if !runs("java", "-version") {
+        return Err("`java` is not installed (Java 17+ is needed)".into());
+    }
+    let shim =
+        repo.join("benches/head-to-head/compat/org/apache/kafka/common/utils/AppInfoParser.java");
+    let sources = [mtime(&dir.join("pom.xml")), mtime(&shim)]
+        .into_iter()
+        .flatten()
+        .max();
+    let fresh = matches!((mtime(&jar), sources), (Some(b), Some(s)) if b >= s)
+        && dir.join("target/lib").is_dir();
+    if fresh {
+        return Ok(dir);
+    }
+    if !runs("mvn", "-v") {
+        return Err(format!(
+            "{} is missing or stale and `mvn` is not installed",
+            jar.display()
+        ));
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "building {}: mvn -q -B package",
+        dir.display()
+    );
+    let out = std::process::Command::new("mvn")
+        .args(["-q", "-B", "package"])
+        .current_dir(&dir)
+        .output()
+        .map_err(|e| format!("cannot run mvn: {e}"))?;
+    if !out.status.success() || !jar.is_file() {
+        return Err(format!(
+            "`mvn -q -B package` failed in {}:\n{}{}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(dir)
+}
+
+/// Start Kafka Connect's Java `ConnectDistributed` from `project` (see
+/// [`java_project`]) on `props`; its log is `logs/connect.log`, its
+/// stdout and stderr `logs/java.out`.
+pub(crate) fn spawn_java_connect(project: &Path, props: &Path, logs: &Path) -> std::process::Child {
+    let out = std::fs::File::create(logs.join("java.out")).expect("create java.out");
+    let classpath = format!(
+        "{}:{}/*",
+        project.join("target/connect-java.jar").display(),
+        project.join("target/lib").display()
+    );
+    let log4j = project.join("log4j2.properties");
+    std::process::Command::new("java")
+        .args(["-Xms128m", "-Xmx512m"])
+        .arg(format!("-Dlog4j2.configurationFile={}", log4j.display()))
+        .arg(format!("-Dkafka.logs.dir={}", logs.display()))
+        .arg("-cp")
+        .arg(classpath)
+        .arg("org.apache.kafka.connect.cli.ConnectDistributed")
+        .arg(props)
+        .stdin(std::process::Stdio::null())
+        .stdout(out.try_clone().expect("clone java.out"))
+        .stderr(out)
+        .spawn()
+        .expect("start java")
+}
