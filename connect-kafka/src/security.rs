@@ -453,7 +453,7 @@ fn tls_config<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<TlsConfig, S
             certificate_chain: chain.to_owned(),
             key: key.to_owned(),
         }),
-        (None, key, chain) => {
+        (None, key, _) => {
             let (given, missing) = if key.is_some() {
                 (
                     SSL_KEYSTORE_KEY_CONFIG,
@@ -465,7 +465,6 @@ fn tls_config<'a>(get: &impl Fn(&str) -> Option<&'a str>) -> Result<TlsConfig, S
                     SSL_KEYSTORE_KEY_CONFIG,
                 )
             };
-            debug_assert!(key.is_some() != chain.is_some());
             return Err(SecurityError::Invalid {
                 key: missing,
                 value: "(absent)".into(),

@@ -55,11 +55,6 @@ impl Connection {
         timeout: Duration,
     ) -> Result<Connection, GroupError> {
         let tls = security.tls.as_ref().map(TlsConnector::new).transpose()?;
-        let timed_out = || GroupError::Timeout {
-            addr: addr.to_owned(),
-            api: "connect",
-            after: timeout,
-        };
         let connect = async {
             let tcp = TcpStream::connect(addr)
                 .await
@@ -71,9 +66,14 @@ impl Connection {
                 Some(tls) => Box::new(tls.connect(addr, tcp).await?),
             })
         };
-        let stream = tokio::time::timeout(timeout, connect)
-            .await
-            .map_err(|_| timed_out())??;
+        let stream =
+            tokio::time::timeout(timeout, connect)
+                .await
+                .map_err(|_| GroupError::Timeout {
+                    addr: addr.to_owned(),
+                    api: "connect",
+                    after: timeout,
+                })??;
         let mut conn = Connection {
             stream,
             addr: addr.to_owned(),
@@ -82,11 +82,10 @@ impl Connection {
             versions: ApiVersionTable::default(),
             in_flight: false,
         };
-        conn.versions = match conn.negotiate(timeout).await {
-            Ok(v) => v,
-            Err(e) if security.tls.is_some() => return Err(super::tls::alert_after_handshake(e)),
-            Err(e) => return Err(e),
-        };
+        conn.versions = conn
+            .negotiate(timeout)
+            .await
+            .map_err(super::tls::alert_after_handshake)?;
         if let Some(credentials) = &security.sasl {
             conn.authenticate(credentials, timeout).await?;
         }

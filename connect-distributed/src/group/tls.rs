@@ -234,7 +234,8 @@ impl TlsConnector {
 /// that requires a client certificate completes the handshake and refuses
 /// the certificate (or its absence) on the first read. Such an error while
 /// a connection opens is a [`GroupError::TlsHandshake`] (fatal), not an
-/// I/O error to retry.
+/// I/O error to retry. Other errors (and every error of a plaintext
+/// connection, which carries no OpenSSL error) pass unchanged.
 pub(crate) fn alert_after_handshake(error: GroupError) -> GroupError {
     let GroupError::Io { addr, source } = &error else {
         return error;
