@@ -42,6 +42,7 @@ use connect_api::connector::{Connector, ConnectorContext, SinkConnector, SourceC
 use connect_api::sink::{SinkTask, SinkTaskContext, TopicPartition};
 use connect_api::source::{SourceTask, SourceTaskContext};
 use connect_api::{ConnectError, Result, SinkRecord, SourceMap, SourceRecord};
+use connect_runtime::herder::StandaloneHerder;
 use connect_runtime::kafka::rdkafka_adapter::RdKafkaCluster;
 use connect_runtime::kafka::{ClientConfig, KafkaCluster, NewTopic};
 use connect_runtime::offsets::FileOffsetStore;
@@ -544,8 +545,9 @@ async fn start_ours(bootstrap: &str, dir: &Path) -> (Ours, Duration) {
         Arc::new(RdKafkaCluster::new(base)),
         Arc::new(FileOffsetStore::open(&offsets).expect("offset file")),
     );
+    let herder = StandaloneHerder::new(worker.clone());
     let server = RestServer::start(
-        worker.clone(),
+        Arc::new(herder),
         "http://127.0.0.1:0",
         Loggers::in_memory("INFO"),
     )

@@ -233,18 +233,17 @@ async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<()
     .map_err(|e| opened("config", e))?;
     let status: Arc<dyn StatusTopic> = Arc::new(status);
     let configs: Arc<dyn ConfigTopic> = Arc::new(configs);
-    // The worker's own config store is unused: the config topic is the
-    // record of what runs, and the herder hands the worker its units.
-    let worker = Worker::with_stores(
+    // The config topic is the record of what runs; the herder hands the
+    // worker its units.
+    let worker = Worker::with_status_store(
         setup.worker.clone(),
         plugins,
         cluster,
         Arc::new(offsets),
-        Arc::new(connect_runtime::config_store::MemoryConfigStore::new()),
         status.clone(),
     );
     let herder = DistributedHerder::new(worker, configs, status, setup.distributed.clone());
-    let rest = RestServer::start(herder.clone(), &setup.listener, loggers)
+    let rest = RestServer::start(Arc::new(herder.clone()), &setup.listener, loggers)
         .await
         .map_err(|e| failure(format!("{file}: {e}")))?;
     if let Err(e) = herder.start(&format!("http://{}/", setup.advertised)) {

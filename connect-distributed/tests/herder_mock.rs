@@ -123,18 +123,17 @@ async fn node(mock: &MockKafka, group: &str, join: bool) -> Node {
             .await
             .unwrap(),
     );
-    let worker = Worker::with_stores(
+    let worker = Worker::with_status_store(
         worker_config,
         plugins(),
         cluster,
         Arc::new(offsets),
-        Arc::new(connect_runtime::config_store::MemoryConfigStore::new()),
         status.clone(),
     );
     let herder = DistributedHerder::new(worker, configs, status, settings);
     let rest = if join {
         let rest = RestServer::start(
-            herder.clone(),
+            Arc::new(herder.clone()),
             &format!("http://{id}"),
             Loggers::in_memory("INFO"),
         )

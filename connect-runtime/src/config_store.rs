@@ -3,7 +3,7 @@
 //!
 //! A herder writes every change here before it acts on it, and starts the
 //! connectors a store already holds, so the store, not the herder's memory,
-//! is the record of what should run. The standalone worker keeps them in a
+//! is the record of what should run. The standalone herder keeps them in a
 //! [`MemoryConfigStore`] (as Kafka's standalone worker does: connectors come
 //! from the command line and REST, and are gone after a restart); the
 //! distributed herder keeps them in the config topic.

@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use connect_api::config::ConfigMap;
 
-use crate::herder::Herder;
+use crate::herder::{Herder, StandaloneHerder};
 use crate::kafka::KafkaCluster;
 use crate::offsets::FileOffsetStore;
 use crate::properties::load_properties;
@@ -272,9 +272,9 @@ async fn run(
     let (_kafka, cluster) = connect_kafka(&setup)?;
     let worker = Worker::new(setup.worker.clone(), plugins, cluster, Arc::new(offsets));
     // The REST API and the command line's connectors both go through the
-    // herder seam; the worker is the standalone herder.
-    let herder: Arc<dyn Herder> = Arc::new(worker.clone());
-    let rest = RestServer::start(herder.clone(), &listener, loggers)
+    // herder seam.
+    let herder = StandaloneHerder::new(worker.clone());
+    let rest = RestServer::start(Arc::new(herder.clone()), &listener, loggers)
         .await
         .map_err(|e| failure(format!("{}: {e}", setup.worker_file)))?;
     for (name, config) in setup.connectors {

@@ -16,7 +16,7 @@ use connect_api::source::{SourceTask, SourceTaskContext};
 use connect_api::{
     ConnectError, Record, Result, Schema, SinkRecord, SourceMap, SourceRecord, Value,
 };
-use connect_runtime::herder::Herder;
+use connect_runtime::herder::{Herder, StandaloneHerder};
 use connect_runtime::kafka::memory::MemoryKafka;
 use connect_runtime::offsets::MemoryOffsetStore;
 use connect_runtime::rest::{Loggers, RestServer};
@@ -320,7 +320,7 @@ struct Fixture {
     kafka: MemoryKafka,
     collected: Collected,
     server: Option<RestServer>,
-    worker: Worker,
+    worker: StandaloneHerder,
 }
 
 impl Fixture {
@@ -349,14 +349,14 @@ impl Fixture {
             ("config.providers", "env"),
             ("consumer.auto.offset.reset", "earliest"),
         ]);
-        let worker = Worker::new(
+        let worker = StandaloneHerder::new(Worker::new(
             WorkerConfig::parse(&props).unwrap(),
             plugins,
             Arc::new(kafka.clone()),
             Arc::new(MemoryOffsetStore::new()),
-        );
+        ));
         let server = RestServer::start(
-            worker.clone(),
+            Arc::new(worker.clone()),
             "http://127.0.0.1:0",
             Loggers::in_memory("INFO"),
         )
@@ -1335,15 +1335,19 @@ async fn health_is_503_until_ready() {
         ("key.converter", "JsonConverter"),
         ("value.converter", "JsonConverter"),
     ]);
-    let worker = Worker::new(
+    let worker = StandaloneHerder::new(Worker::new(
         WorkerConfig::parse(&props).unwrap(),
         Plugins::with_builtins(),
         Arc::new(kafka),
         Arc::new(MemoryOffsetStore::new()),
-    );
-    let server = RestServer::start(worker, "http://127.0.0.1:0", Loggers::in_memory("INFO"))
-        .await
-        .unwrap();
+    ));
+    let server = RestServer::start(
+        Arc::new(worker),
+        "http://127.0.0.1:0",
+        Loggers::in_memory("INFO"),
+    )
+    .await
+    .unwrap();
     let r = http(&server.url(), "GET", "/health", None).await;
     assert_eq!(
         (r.status, r.body["status"].as_str()),
@@ -1355,14 +1359,14 @@ async fn health_is_503_until_ready() {
         200
     );
     let taken = server.local_addr().to_string();
-    let worker2 = Worker::new(
+    let worker2 = StandaloneHerder::new(Worker::new(
         WorkerConfig::parse(&props).unwrap(),
         Plugins::with_builtins(),
         Arc::new(MemoryKafka::new()),
         Arc::new(MemoryOffsetStore::new()),
-    );
+    ));
     let e = RestServer::start(
-        worker2,
+        Arc::new(worker2),
         &format!("http://{taken}"),
         Loggers::in_memory("INFO"),
     )
@@ -1379,12 +1383,12 @@ async fn health_is_503_until_ready() {
 /// follower that cannot reach its leader would. The REST layer serves it
 /// unchanged, and every request goes through the trait (recorded).
 struct ReadOnlyHerder {
-    inner: Worker,
+    inner: StandaloneHerder,
     calls: Mutex<Vec<&'static str>>,
 }
 
 impl ReadOnlyHerder {
-    fn read(&self, call: &'static str) -> &Worker {
+    fn read(&self, call: &'static str) -> &StandaloneHerder {
         self.calls.lock().unwrap().push(call);
         &self.inner
     }

@@ -92,9 +92,13 @@ async fn the_status_page_shows_running_and_failed_connectors() {
         failed && s.collected.0.lock().unwrap().len() == 20
     })
     .await;
-    let server = RestServer::start(w.clone(), "http://127.0.0.1:0", Loggers::in_memory("INFO"))
-        .await
-        .unwrap();
+    let server = RestServer::start(
+        std::sync::Arc::new(w.clone()),
+        "http://127.0.0.1:0",
+        Loggers::in_memory("INFO"),
+    )
+    .await
+    .unwrap();
     server.set_ready();
     let url = format!("{}/ui", server.url());
 

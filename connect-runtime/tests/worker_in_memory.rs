@@ -1009,7 +1009,12 @@ async fn a_connector_that_requests_reconfiguration_gets_new_tasks() {
     ]))
     .unwrap();
     let cluster: Arc<dyn KafkaCluster> = Arc::new(s.kafka.clone());
-    let w = connect_runtime::worker::Worker::new(config, plugins, cluster, s.store.clone());
+    let w = StandaloneHerder::new(connect_runtime::worker::Worker::new(
+        config,
+        plugins,
+        cluster,
+        s.store.clone(),
+    ));
     w.create_connector(
         "grow",
         props(&[("connector.class", "Growing"), ("tasks.max", "4")]),
@@ -1261,7 +1266,7 @@ async fn a_stop_while_waiting_to_redeliver_commits_what_was_put() {
 }
 
 /// Wait until the first task of connector `name` is FAILED.
-async fn task_failed(w: &connect_runtime::worker::Worker, name: &str) {
+async fn task_failed(w: &StandaloneHerder, name: &str) {
     eventually("task FAILED", || {
         futures::executor::block_on(w.connector_status(name))
             .is_ok_and(|st| st.tasks[0].state.state == "FAILED")

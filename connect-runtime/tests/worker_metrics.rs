@@ -41,13 +41,13 @@ async fn a_pipeline_counts_what_it_moved() {
     let sent = format!("kafka_connect_sink_task_metrics_sink_record_send_total{sink}");
     let commits = format!("kafka_connect_sink_task_metrics_offset_commit_completion_total{sink}");
     eventually("25 records written, put and a commit", || {
-        let text = w.metrics().render();
+        let text = w.worker().metrics().render();
         sample(&text, &written) == Some(25.0)
             && sample(&text, &sent) == Some(25.0)
             && sample(&text, &commits).is_some_and(|c| c >= 1.0)
     })
     .await;
-    let text = w.metrics().render();
+    let text = w.worker().metrics().render();
     let at = |series: String| {
         sample(&text, &series).unwrap_or_else(|| panic!("no {series} in:\n{text}"))
     };
@@ -113,7 +113,7 @@ async fn a_pipeline_counts_what_it_moved() {
     assert!((1.0..=25.0).contains(&max_batch), "{max_batch}");
 
     w.delete_connector("src").await.unwrap();
-    let text = w.metrics().render();
+    let text = w.worker().metrics().render();
     assert!(
         !text.contains(r#"connector="src""#),
         "a deleted connector leaves:\n{text}"
@@ -142,10 +142,10 @@ async fn tolerated_failures_show_in_the_error_metrics() {
     let series =
         r#"kafka_connect_task_error_metrics_total_records_skipped{connector="bad",task="0"}"#;
     eventually("4 skipped records counted", || {
-        sample(&w.metrics().render(), series) == Some(4.0)
+        sample(&w.worker().metrics().render(), series) == Some(4.0)
     })
     .await;
-    let text = w.metrics().render();
+    let text = w.worker().metrics().render();
     let errors =
         r#"kafka_connect_task_error_metrics_total_record_errors{connector="bad",task="0"}"#;
     assert_eq!(sample(&text, errors), Some(4.0));
@@ -189,17 +189,17 @@ async fn a_paused_sink_shows_how_far_behind_it_is() {
         .unwrap();
     let lag = r#"kafka_connect_sink_task_metrics_sink_record_lag_max{connector="sink",task="0"}"#;
     eventually("a lag of the 7 records not read", || {
-        sample(&w.metrics().render(), lag) == Some(7.0)
+        sample(&w.worker().metrics().render(), lag) == Some(7.0)
     })
     .await;
     w.resume("sink").await.unwrap();
     eventually("no lag once they are read", || {
-        sample(&w.metrics().render(), lag) == Some(0.0)
+        sample(&w.worker().metrics().render(), lag) == Some(0.0)
     })
     .await;
     let paused = r#"kafka_connect_connector_task_metrics_pause_ratio{connector="sink",task="0"}"#;
     assert!(
-        sample(&w.metrics().render(), paused).is_some_and(|p| p > 0.0),
+        sample(&w.worker().metrics().render(), paused).is_some_and(|p| p > 0.0),
         "the pause shows in the pause ratio"
     );
     w.shutdown().await;

@@ -17,7 +17,6 @@ use connect_runtime::kafka::{
 };
 use connect_runtime::offsets::MemoryOffsetStore;
 use connect_runtime::status::TargetState;
-use connect_runtime::worker::Worker;
 
 /// Read `n` records of `topic` from the beginning with a throwaway group.
 async fn read(cluster: &Arc<dyn KafkaCluster>, topic: &str, n: usize) -> Vec<ConsumedRecord> {
@@ -456,7 +455,7 @@ async fn two_sink_tasks(wire: &Wire, extra: &[(&str, &str)]) -> (Collector, Coll
 /// Five records on a new topic and a worker whose consumers must poll
 /// within 3.5 s: the worker, what its sink collects, the sink's name and
 /// its config (to which a case adds its failure).
-async fn short_poll_sink(wire: &Wire) -> (Worker, Collector, String, ConfigMap) {
+async fn short_poll_sink(wire: &Wire) -> (StandaloneHerder, Collector, String, ConfigMap) {
     let out = wire.topic("out", 1).await;
     produce_strings(wire, &out, (0..5).map(|n| format!("r{n}"))).await;
     let collected = Collector::default();

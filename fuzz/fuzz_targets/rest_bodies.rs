@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use axum::body::Body;
 use axum::http::{Method, Request};
 use axum::Router;
+use connect_runtime::herder::StandaloneHerder;
 use connect_runtime::kafka::memory::MemoryKafka;
 use connect_runtime::offsets::MemoryOffsetStore;
 use connect_runtime::rest::{router, Loggers};
@@ -47,15 +48,15 @@ fn setup() -> &'static (tokio::runtime::Runtime, Router) {
             ),
         ]);
         let config = WorkerConfig::parse(&props).expect("config");
-        let worker = runtime.block_on(async {
-            Worker::new(
+        let herder = runtime.block_on(async {
+            StandaloneHerder::new(Worker::new(
                 config,
                 Plugins::with_builtins(),
                 Arc::new(MemoryKafka::new()),
                 Arc::new(MemoryOffsetStore::new()),
-            )
+            ))
         });
-        let app = router(worker, Loggers::in_memory("INFO"));
+        let app = router(Arc::new(herder), Loggers::in_memory("INFO"));
         (runtime, app)
     })
 }

@@ -311,7 +311,7 @@ impl Engine {
             }
         }
         for name in stop_connectors {
-            self.worker().stop_assigned_connector(&name).await;
+            self.worker().stop_connector(&name).await;
             self.started.connectors.remove(&name);
         }
         let owned: Vec<String> = self.owned.0.iter().cloned().collect();
@@ -362,7 +362,7 @@ impl Engine {
             .map(|(id, _)| runtime_task(id))
             .collect();
         if !stale.is_empty() {
-            self.worker().stop_assigned_tasks(&stale).await;
+            self.worker().stop_tasks(&stale).await;
             for id in &stale {
                 self.started
                     .tasks
@@ -378,7 +378,7 @@ impl Engine {
                 .unwrap_or(TargetState::Started);
             let started = self
                 .worker()
-                .start_assigned_task(
+                .start_task(
                     &id.connector,
                     id.task as u32,
                     connector.clone(),
@@ -412,13 +412,9 @@ impl Engine {
                 continue;
             }
             if self.started.targets.get(&name) != Some(&target) {
-                if let Err(e) = self
-                    .worker()
-                    .set_assigned_target(&name, runtime_target(target))
-                    .await
-                {
-                    tracing::debug!(connector = %name, error = %e, "nothing to retarget");
-                }
+                self.worker()
+                    .set_target_state(&name, runtime_target(target))
+                    .await;
                 self.started.targets.insert(name, target);
             }
         }
@@ -438,7 +434,7 @@ impl Engine {
     ) {
         let generated = self
             .worker()
-            .start_assigned_connector(name, config.clone(), runtime_target(target))
+            .start_connector(name, config.clone(), runtime_target(target))
             .await;
         self.started
             .connectors
@@ -453,7 +449,7 @@ impl Engine {
     }
 
     async fn on_reconfigure(&mut self, name: &str) {
-        match self.worker().assigned_task_configs(name).await {
+        match self.worker().connector_task_configs(name).await {
             Ok(Some(configs)) => {
                 let state = self.shared.configs.state();
                 self.publish(name, configs, &state).await;
@@ -538,7 +534,7 @@ impl Engine {
                 for id in &ids {
                     status.task_state(id, State::Restarting, None);
                 }
-                self.worker().stop_assigned_tasks(&ids).await;
+                self.worker().stop_tasks(&ids).await;
                 for id in restart {
                     self.started.tasks.remove(&id);
                 }
@@ -575,9 +571,9 @@ impl Engine {
 
     async fn stop_all(&mut self) {
         let tasks: Vec<TaskId> = self.started.tasks.keys().map(runtime_task).collect();
-        self.worker().stop_assigned_tasks(&tasks).await;
+        self.worker().stop_tasks(&tasks).await;
         for name in std::mem::take(&mut self.started.connectors).into_keys() {
-            self.worker().stop_assigned_connector(&name).await;
+            self.worker().stop_connector(&name).await;
         }
         self.started = Started::default();
     }

@@ -36,13 +36,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 use connect_api::config::{ConfigMap, ConfigReport};
 use connect_api::{ConnectError, Result};
-use connect_runtime::herder::{Herder, InternalRefusal, RequestOwner};
+use connect_runtime::herder::{
+    check_connector_config, validate_connector_config, Herder, InternalRefusal, RequestOwner,
+};
 use connect_runtime::rest::client;
 use connect_runtime::status::{State as RtState, StatusStore, TargetState as RtTarget};
 use connect_runtime::worker::offset_admin::{ConnectorOffsets, OffsetChange};
 use connect_runtime::worker::{
-    invalid_config, ConnectorInfo, ConnectorStatus, Plugins, StateInfo, TaskRef, TaskStateInfo,
-    Worker, WorkerConfig,
+    ConnectorInfo, ConnectorStatus, Plugins, StateInfo, TaskRef, TaskStateInfo, Worker,
+    WorkerConfig,
 };
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
@@ -518,20 +520,7 @@ impl DistributedHerder {
     }
 
     fn check_valid(&self, config: &ConfigMap) -> Result<()> {
-        let (_, reports) = self.shared.worker.validate(config)?;
-        let errors: Vec<String> = reports
-            .into_iter()
-            .flat_map(|r| {
-                r.errors
-                    .into_iter()
-                    .map(move |e| format!("{}: {e}", r.name))
-            })
-            .collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(invalid_config(&errors))
-        }
+        check_connector_config(self.shared.worker.plugins(), config)
     }
 
     fn state_info(&self, status: Option<Status>, version: &str) -> StateInfo {
@@ -615,7 +604,7 @@ impl Herder for DistributedHerder {
     }
 
     fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)> {
-        self.shared.worker.validate(config)
+        validate_connector_config(self.shared.worker.plugins(), config)
     }
 
     async fn connector_names(&self) -> Vec<String> {
@@ -803,7 +792,7 @@ impl Herder for DistributedHerder {
             return self
                 .shared
                 .worker
-                .start_assigned_task(name, task, connector, &task_config, target)
+                .start_task(name, task, connector, &task_config, target)
                 .await;
         }
         if owner.is_empty() {

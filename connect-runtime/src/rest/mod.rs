@@ -10,10 +10,11 @@
 //! references stay unresolved, and request bodies are never logged.
 //!
 //! ```no_run
-//! # async fn demo(worker: connect_runtime::worker::Worker) -> connect_api::Result<()> {
+//! # async fn demo(herder: connect_runtime::herder::StandaloneHerder) -> connect_api::Result<()> {
+//! use std::sync::Arc;
 //! use connect_runtime::rest::{Loggers, RestServer};
 //!
-//! let server = RestServer::start(worker, "http://127.0.0.1:0", Loggers::in_memory("INFO")).await?;
+//! let server = RestServer::start(Arc::new(herder), "http://127.0.0.1:0", Loggers::in_memory("INFO")).await?;
 //! println!("REST API on {}", server.url());
 //! server.set_ready();
 //! server.stop().await;
@@ -54,12 +55,13 @@ struct AppState {
 
 type Shared = Arc<AppState>;
 
-/// The routes of the API over `herder` (a [`Worker`](crate::worker::Worker)
-/// for standalone mode), for embedding in another axum app (already ready:
-/// `/health` answers 200).
-pub fn router(herder: impl Herder, loggers: Loggers) -> Router {
+/// The routes of the API over `herder` (a
+/// [`StandaloneHerder`](crate::herder::StandaloneHerder) for standalone
+/// mode), for embedding in another axum app (already ready: `/health`
+/// answers 200).
+pub fn router(herder: Arc<dyn Herder>, loggers: Loggers) -> Router {
     let state = Arc::new(AppState {
-        herder: Arc::new(herder),
+        herder,
         loggers,
         ready: AtomicBool::new(true),
     });
@@ -239,7 +241,7 @@ impl RestServer {
     /// interfaces, port 0 a free port) and serve. `/health` answers 503
     /// until [`set_ready`](RestServer::set_ready).
     pub async fn start(
-        herder: impl Herder,
+        herder: Arc<dyn Herder>,
         listener: &str,
         loggers: Loggers,
     ) -> Result<RestServer> {
@@ -255,7 +257,7 @@ impl RestServer {
             .map_err(|e| ConnectError::other(format!("listener address: {e}")))?;
         herder.set_listener_address(addr);
         let state = Arc::new(AppState {
-            herder: Arc::new(herder),
+            herder,
             loggers,
             ready: AtomicBool::new(false),
         });

@@ -35,7 +35,6 @@ use serde_json::Value;
 
 use super::{client_props, AnyConnector, Worker};
 use crate::kafka::{CommitMode, Consumer, ConsumerEvent, Subscription, TopicPartitionOffsets};
-use crate::status::TargetState;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 /// Longer than a consumer session (45 s by default): a member that left
@@ -65,12 +64,6 @@ pub struct ConnectorOffsets {
 pub type OffsetChange = (SourceMap, Option<SourceMap>);
 
 impl Worker {
-    /// The offsets of connector `name` (any state).
-    pub async fn connector_offsets(&self, name: &str) -> Result<ConnectorOffsets> {
-        let (_, _, config) = self.stopped_kind(name).await?;
-        self.offsets_of(name, &config).await
-    }
-
     /// The offsets of connector `name` with `config`, wherever its config
     /// is kept (a distributed herder holds it in the config topic).
     pub async fn offsets_of(&self, name: &str, config: &ConfigMap) -> Result<ConnectorOffsets> {
@@ -104,40 +97,6 @@ impl Worker {
             }
         };
         Ok(ConnectorOffsets { offsets })
-    }
-
-    /// Alter the offsets of the STOPPED connector `name` (`PATCH .../offsets`);
-    /// returns Kafka's success message.
-    pub async fn alter_connector_offsets(
-        &self,
-        name: &str,
-        changes: Vec<OffsetChange>,
-    ) -> Result<String> {
-        if changes.is_empty() {
-            return Err(no_changes());
-        }
-        self.modify_offsets(name, Some(changes)).await
-    }
-
-    /// Reset every offset of the STOPPED connector `name` (`DELETE .../offsets`).
-    pub async fn reset_connector_offsets(&self, name: &str) -> Result<String> {
-        self.modify_offsets(name, None).await
-    }
-
-    async fn modify_offsets(
-        &self,
-        name: &str,
-        changes: Option<Vec<OffsetChange>>,
-    ) -> Result<String> {
-        // Held throughout, so the connector cannot be resumed mid-change.
-        let map = self.inner.connectors.lock().await;
-        let entry = map.get(name).ok_or_else(|| super::not_found(name))?;
-        if entry.target != TargetState::Stopped {
-            return Err(bad_request(format!(
-                "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
-            )));
-        }
-        self.modify_offsets_of(name, &entry.config, changes).await
     }
 
     /// Alter (`Some`) or reset (`None`) the offsets of connector `name`
@@ -281,7 +240,7 @@ impl Worker {
 }
 
 /// A PATCH with nothing to alter.
-fn no_changes() -> ConnectError {
+pub(crate) fn no_changes() -> ConnectError {
     bad_request(
         "The offsets to be altered must not be empty: give at least one {\"partition\":...,\"offset\":...} entry",
     )

@@ -13,6 +13,9 @@ use connect_api::connector::{Connector, ConnectorContext, SinkConnector, SourceC
 use connect_api::sink::{SinkTask, SinkTaskContext};
 use connect_api::source::{SourceTask, SourceTaskContext};
 use connect_api::{Record, Result, Schema, SinkRecord, SourceMap, SourceRecord, Value};
+/// The herder trait, so tests call a herder's methods without importing it.
+#[allow(unused_imports)]
+pub(crate) use connect_runtime::herder::{Herder, StandaloneHerder};
 use connect_runtime::kafka::memory::MemoryKafka;
 use connect_runtime::kafka::{KafkaCluster, NewTopic};
 use connect_runtime::offsets::{MemoryOffsetStore, OffsetStore};
@@ -459,7 +462,7 @@ pub(crate) struct Setup {
     pub(crate) collected: Collector,
 }
 
-pub(crate) fn worker(setup: &Setup) -> Worker {
+pub(crate) fn worker(setup: &Setup) -> StandaloneHerder {
     worker_on(
         Arc::new(setup.kafka.clone()),
         setup.store.clone(),
@@ -472,7 +475,7 @@ pub(crate) fn worker_on(
     cluster: Arc<dyn KafkaCluster>,
     store: Arc<MemoryOffsetStore>,
     collected: &Collector,
-) -> Worker {
+) -> StandaloneHerder {
     worker_with(cluster, store, collected, &[])
 }
 
@@ -498,7 +501,7 @@ pub(crate) fn worker_with(
     store: Arc<dyn OffsetStore>,
     collected: &Collector,
     extra: &[(&str, &str)],
-) -> Worker {
+) -> StandaloneHerder {
     let configs = Arc::new(connect_runtime::config_store::MemoryConfigStore::new());
     let statuses = Arc::new(connect_runtime::status::MemoryStatusStore::default());
     worker_with_stores(cluster, store, configs, statuses, collected, extra)
@@ -509,6 +512,19 @@ pub(crate) fn worker_with_stores(
     cluster: Arc<dyn KafkaCluster>,
     store: Arc<dyn OffsetStore>,
     configs: Arc<dyn connect_runtime::config_store::ConfigStore>,
+    statuses: Arc<dyn connect_runtime::status::StatusStore>,
+    collected: &Collector,
+    extra: &[(&str, &str)],
+) -> StandaloneHerder {
+    let worker = runner_with(cluster, store, statuses, collected, extra);
+    StandaloneHerder::with_config_store(worker, configs)
+}
+
+/// The unit runner alone, with the test connectors registered, keeping
+/// states in `statuses`.
+pub(crate) fn runner_with(
+    cluster: Arc<dyn KafkaCluster>,
+    store: Arc<dyn OffsetStore>,
     statuses: Arc<dyn connect_runtime::status::StatusStore>,
     collected: &Collector,
     extra: &[(&str, &str)],
@@ -534,7 +550,7 @@ pub(crate) fn worker_with_stores(
     ]);
     worker_props.extend(props(extra));
     let config = WorkerConfig::parse(&worker_props).unwrap();
-    Worker::with_stores(config, plugins, cluster, store, configs, statuses)
+    Worker::with_status_store(config, plugins, cluster, store, statuses)
 }
 
 pub(crate) fn setup() -> Setup {

@@ -22,6 +22,7 @@ use connect_api::connector::{Connector, ConnectorContext, SinkConnector, SourceC
 use connect_api::sink::{SinkTask, SinkTaskContext};
 use connect_api::source::{SourceTask, SourceTaskContext};
 use connect_api::{Record, Result, Schema, SinkRecord, SourceMap, SourceRecord, Value};
+use connect_runtime::herder::{Herder, StandaloneHerder};
 use connect_runtime::kafka::rdkafka_adapter::MockKafka;
 use connect_runtime::kafka::KafkaCluster;
 use connect_runtime::offsets::MemoryOffsetStore;
@@ -224,14 +225,17 @@ async fn main() -> Result<()> {
         ("offset.flush.interval.ms", "1000"),
     ]))?;
     let worker = Worker::new(config, plugins, cluster, Arc::new(MemoryOffsetStore::new()));
-    worker
+    // The herder decides what runs (here: what this program creates) and
+    // drives the worker; REST, if you want it, serves the same herder.
+    let herder = StandaloneHerder::new(worker);
+    herder
         .create_connector(
             "events-in",
             props(&[("connector.class", "EventSource")]),
             TargetState::Started,
         )
         .await?;
-    worker
+    herder
         .create_connector(
             "events-out",
             props(&[("connector.class", "PrintSink"), ("topics", "events")]),
@@ -240,8 +244,8 @@ async fn main() -> Result<()> {
         .await?;
 
     tokio::time::sleep(Duration::from_secs(seconds)).await;
-    for name in worker.connector_names().await {
-        let status = worker.connector_status(&name).await?;
+    for name in herder.connector_names().await {
+        let status = herder.connector_status(&name).await?;
         println!(
             "{name}: {} (tasks: {:?})",
             status.connector.state,
@@ -253,7 +257,7 @@ async fn main() -> Result<()> {
         );
     }
     // Graceful: flush, commit, stop.
-    worker.shutdown().await;
+    herder.shutdown().await;
     service.abort();
     Ok(())
 }

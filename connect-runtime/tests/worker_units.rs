@@ -1,14 +1,23 @@
-//! The worker as a distributed herder drives it: connector instances and
-//! tasks started one by one with configs read elsewhere
-//! (`Worker::start_assigned_*`), never written to the worker's own store.
+//! The worker as the unit runner both herders drive: connector instances
+//! and tasks started one by one with configs kept elsewhere.
 
 mod common;
 
 use std::sync::Arc;
 
 use common::*;
-use connect_runtime::config_store::{ConfigStore, MemoryConfigStore};
 use connect_runtime::status::{MemoryStatusStore, State, StatusStore, TargetState, TaskId};
+use connect_runtime::worker::{RunningUnits, Worker};
+
+fn runner(s: &Setup, statuses: Arc<MemoryStatusStore>) -> Worker {
+    runner_with(
+        Arc::new(s.kafka.clone()),
+        s.store.clone(),
+        statuses,
+        &s.collected,
+        &[],
+    )
+}
 
 fn id(connector: &str, task: u32) -> TaskId {
     TaskId {
@@ -18,20 +27,12 @@ fn id(connector: &str, task: u32) -> TaskId {
 }
 
 /// A task runs on a worker that does not run its connector, from the task
-/// config it is given; the worker's config store stays empty.
+/// config it is given.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_runs_without_its_connector_instance() {
     let s = setup();
-    let configs = Arc::new(MemoryConfigStore::new());
     let statuses = Arc::new(MemoryStatusStore::default());
-    let w = worker_with_stores(
-        Arc::new(s.kafka.clone()),
-        s.store.clone(),
-        configs.clone(),
-        statuses.clone(),
-        &s.collected,
-        &[],
-    );
+    let w = runner(&s, statuses.clone());
     let connector = props(&[
         ("connector.class", "PassThroughSource"),
         ("count", "5"),
@@ -39,21 +40,26 @@ async fn a_task_runs_without_its_connector_instance() {
     ]);
     // What the connector's owner elsewhere generated for task 0.
     let task = props(&[("count", "5"), ("topic", "out")]);
-    w.start_assigned_task("src", 0, connector.clone(), &task, TargetState::Started)
+    w.start_task("src", 0, connector.clone(), &task, TargetState::Started)
         .await
         .unwrap();
     eventually("5 records written by the task", || {
         topic_values(&s.kafka, "out").len() == 5
     })
     .await;
-    let (instances, tasks) = w.running_units().await;
+    let RunningUnits {
+        connectors: instances,
+        tasks,
+    } = w.running_units().await;
     assert!(instances.is_empty(), "{instances:?}");
     assert_eq!(tasks.into_iter().collect::<Vec<_>>(), [id("src", 0)]);
-    assert!(configs.snapshot().is_empty());
     assert_eq!(statuses.task(&id("src", 0)).0, State::Running);
 
-    w.stop_assigned_tasks(&[id("src", 0)]).await;
-    let (instances, tasks) = w.running_units().await;
+    w.stop_tasks(&[id("src", 0)]).await;
+    let RunningUnits {
+        connectors: instances,
+        tasks,
+    } = w.running_units().await;
     assert!(instances.is_empty() && tasks.is_empty());
     eventually("the task's offset stored at its stop", || {
         stored(&s.store, "src") == Some(4)
@@ -65,9 +71,9 @@ async fn a_task_runs_without_its_connector_instance() {
 /// reconfiguration request goes to the route the herder set instead of
 /// being handled by the worker.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_assigned_connector_reports_task_configs_and_routes_reconfiguration() {
+async fn a_connector_reports_task_configs_and_routes_reconfiguration() {
     let s = setup();
-    let w = worker(&s);
+    let w = runner(&s, Arc::new(MemoryStatusStore::default()));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     w.route_reconfiguration(tx);
     let connector = props(&[
@@ -78,39 +84,32 @@ async fn an_assigned_connector_reports_task_configs_and_routes_reconfiguration()
         ("reconfigure.on.start", "true"),
     ]);
     let configs = w
-        .start_assigned_connector("src", connector.clone(), TargetState::Started)
+        .start_connector("src", connector.clone(), TargetState::Started)
         .await
         .expect("started");
     assert_eq!(configs.len(), 1);
     assert_eq!(
-        w.assigned_task_configs("src").await.unwrap(),
+        w.connector_task_configs("src").await.unwrap(),
         Some(configs.clone())
     );
     // Stopped: no tasks, and the instance does not run.
     let stopped = w
-        .start_assigned_connector("src", connector, TargetState::Stopped)
+        .start_connector("src", connector, TargetState::Stopped)
         .await;
     assert_eq!(stopped, Some(Vec::new()));
-    assert_eq!(w.assigned_task_configs("src").await.unwrap(), None);
+    assert_eq!(w.connector_task_configs("src").await.unwrap(), None);
     let routed = tokio::time::timeout(std::time::Duration::from_secs(30), rx.recv()).await;
     assert_eq!(routed.ok().flatten().as_deref(), Some("src"));
 }
 
 /// An unknown class fails the connector with the reason, and nothing runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unknown_class_fails_the_assigned_connector() {
+async fn an_unknown_class_fails_the_connector() {
     let s = setup();
     let statuses = Arc::new(MemoryStatusStore::default());
-    let w = worker_with_stores(
-        Arc::new(s.kafka.clone()),
-        s.store.clone(),
-        Arc::new(MemoryConfigStore::new()),
-        statuses.clone(),
-        &s.collected,
-        &[],
-    );
+    let w = runner(&s, statuses.clone());
     let got = w
-        .start_assigned_connector(
+        .start_connector(
             "x",
             props(&[("connector.class", "NoSuchConnector")]),
             TargetState::Started,
@@ -120,6 +119,9 @@ async fn an_unknown_class_fails_the_assigned_connector() {
     let (state, trace) = statuses.connector("x");
     assert_eq!(state, State::Failed);
     assert!(trace.unwrap_or_default().contains("NoSuchConnector"));
-    let (instances, tasks) = w.running_units().await;
+    let RunningUnits {
+        connectors: instances,
+        tasks,
+    } = w.running_units().await;
     assert!(instances.is_empty() && tasks.is_empty());
 }
