@@ -22,7 +22,6 @@ use connect_runtime::herder::Herder;
 use connect_runtime::kafka::{ClientConfig, KafkaCluster};
 use connect_runtime::offsets::KafkaOffsetStore;
 use connect_runtime::rest::{Loggers, RestServer};
-use connect_runtime::status::TargetState as RtTarget;
 use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
 use tokio::time::Instant;
 
@@ -191,7 +190,7 @@ async fn two_workers_share_connectors_on_the_mock_cluster() {
                 ("file", input_s),
                 ("topic", "lines"),
             ]),
-            RtTarget::Started,
+            TargetState::Started,
         )
         .await
         .unwrap();
@@ -203,7 +202,7 @@ async fn two_workers_share_connectors_on_the_mock_cluster() {
                 ("file", output_s),
                 ("topics", "lines"),
             ]),
-            RtTarget::Started,
+            TargetState::Started,
         )
         .await
         .unwrap();
@@ -277,18 +276,18 @@ async fn rest_errors_are_kafkas() {
         ("topic", "t"),
     ]);
     let info = h
-        .create_connector("s", source.clone(), RtTarget::Paused)
+        .create_connector("s", source.clone(), TargetState::Paused)
         .await
         .unwrap();
     assert_eq!((info.name.as_str(), info.kind.as_str()), ("s", "source"));
     let err = h
-        .create_connector("s", source.clone(), RtTarget::Started)
+        .create_connector("s", source.clone(), TargetState::Started)
         .await
         .unwrap_err();
     assert_eq!(err.kind(), &ErrorKind::Conflict, "{err}");
     let bad = config(&[("connector.class", "FileStreamSource")]);
     let err = h
-        .create_connector("bad", bad, RtTarget::Started)
+        .create_connector("bad", bad, TargetState::Started)
         .await
         .unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::Config { .. }), "{err}");

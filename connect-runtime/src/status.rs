@@ -2,34 +2,55 @@
 
 use std::fmt;
 
-/// The state of a connector or a task (Kafka's `AbstractStatus.State`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The state of a connector or a task (Kafka's `AbstractStatus.State`), in
+/// both modes: the distributed status topic stores it by [`State::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum State {
-    /// Not running anywhere yet.
+    /// `UNASSIGNED`: not running anywhere yet.
     Unassigned,
-    /// Running.
+    /// `RUNNING`.
     Running,
-    /// Paused: assigned but idle.
+    /// `PAUSED`: assigned but idle.
     Paused,
-    /// Stopped: connector keeps its config, tasks are shut down.
-    Stopped,
-    /// Failed; the trace says why.
+    /// `FAILED`; the trace says why.
     Failed,
-    /// Being restarted.
+    /// `DESTROYED`: the connector was deleted (Java writes a tombstone
+    /// instead; reads report it as UNASSIGNED).
+    Destroyed,
+    /// `RESTARTING`: being restarted.
     Restarting,
+    /// `STOPPED`: the connector keeps its config, its tasks are shut down.
+    Stopped,
 }
 
 impl State {
-    /// Kafka's upper-case name.
+    /// Every state, in Java's declaration order.
+    pub const ALL: [State; 7] = [
+        State::Unassigned,
+        State::Running,
+        State::Paused,
+        State::Failed,
+        State::Destroyed,
+        State::Restarting,
+        State::Stopped,
+    ];
+
+    /// Java's enum name.
     pub fn name(self) -> &'static str {
         match self {
             State::Unassigned => "UNASSIGNED",
             State::Running => "RUNNING",
             State::Paused => "PAUSED",
-            State::Stopped => "STOPPED",
             State::Failed => "FAILED",
+            State::Destroyed => "DESTROYED",
             State::Restarting => "RESTARTING",
+            State::Stopped => "STOPPED",
         }
+    }
+
+    /// Java's `valueOf`: the exact name.
+    pub fn from_name(name: &str) -> Option<State> {
+        State::ALL.into_iter().find(|s| s.name() == name)
     }
 }
 
@@ -39,16 +60,39 @@ impl fmt::Display for State {
     }
 }
 
-/// What the user asked a connector and its tasks to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// What the user asked a connector and its tasks to be (Kafka's
+/// `TargetState`), in both modes: the distributed config topic stores it
+/// by [`TargetState::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum TargetState {
-    /// Running.
+    /// `STARTED`: running.
     #[default]
     Started,
-    /// Paused: tasks stay assigned but do not poll or put.
+    /// `PAUSED`: tasks stay assigned but do not poll or put.
     Paused,
-    /// Stopped: tasks are shut down (KIP-875).
+    /// `STOPPED`: tasks are shut down, the connector has none (KIP-875).
     Stopped,
+}
+
+impl TargetState {
+    /// Java's enum name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetState::Started => "STARTED",
+            TargetState::Paused => "PAUSED",
+            TargetState::Stopped => "STOPPED",
+        }
+    }
+
+    /// Java's `TargetState.valueOf`: the exact name, case-sensitive.
+    pub fn from_name(name: &str) -> Option<TargetState> {
+        match name {
+            "STARTED" => Some(TargetState::Started),
+            "PAUSED" => Some(TargetState::Paused),
+            "STOPPED" => Some(TargetState::Stopped),
+            _ => None,
+        }
+    }
 }
 
 /// A task's id: connector name and task number.

@@ -19,7 +19,7 @@ use connect_runtime::worker::Worker;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
-use super::{properties_to_map, runtime_target, Shared};
+use super::{properties_to_map, Shared};
 use crate::group::{GroupEvent, GroupMember, Joined};
 use crate::protocol::{ConnectorTaskId, SubProtocol};
 use crate::stores::RestartRequest;
@@ -36,10 +36,38 @@ pub(super) type StopRequest = oneshot::Sender<()>;
 /// What this worker started, with the configs it started it with.
 #[derive(Default)]
 struct Started {
-    connectors: BTreeMap<String, (ConfigMap, TargetState)>,
-    tasks: BTreeMap<ConnectorTaskId, (ConfigMap, ConfigMap)>,
+    connectors: BTreeMap<String, StartedConnector>,
+    tasks: BTreeMap<ConnectorTaskId, TaskConfigs>,
     /// The target each connector's units run under.
     targets: BTreeMap<String, TargetState>,
+}
+
+/// A connector instance this worker started.
+struct StartedConnector {
+    config: ConfigMap,
+    target: TargetState,
+}
+
+/// The configs a task runs with: its connector's and its own.
+#[derive(PartialEq)]
+struct TaskConfigs {
+    connector: ConfigMap,
+    task: ConfigMap,
+}
+
+/// The units the current assignment gives this worker.
+#[derive(Default)]
+struct Owned {
+    connectors: BTreeSet<String>,
+    tasks: BTreeSet<ConnectorTaskId>,
+}
+
+/// What of a connector's tasks the config topic holds: a change means the
+/// leader must assign again.
+#[derive(PartialEq)]
+struct TaskLayout {
+    count: i32,
+    generation: Option<i32>,
 }
 
 pub(super) struct Engine {
@@ -52,14 +80,14 @@ pub(super) struct Engine {
     pub(super) shutdown: watch::Receiver<bool>,
     started: Started,
     /// What the current assignment gives this worker; empty while fenced.
-    owned: (BTreeSet<String>, BTreeSet<ConnectorTaskId>),
+    owned: Owned,
     /// Task configs the owner could not hand to the leader yet.
     unpublished: BTreeMap<String, Vec<ConfigMap>>,
     rejoin_at: Option<Instant>,
     retry_at: Option<Instant>,
     /// The connectors and task generations seen at the last rebalance:
     /// a change means the leader must assign again.
-    layout: BTreeMap<String, (i32, Option<i32>)>,
+    layout: BTreeMap<String, TaskLayout>,
     restarts: broadcast::Receiver<RestartRequest>,
 }
 
@@ -237,20 +265,21 @@ impl Engine {
             v.rebalancing = false;
             v.protocol = j.protocol;
         });
-        self.owned = (
-            j.owned
+        self.owned = Owned {
+            connectors: j
+                .owned
                 .connectors()
                 .into_iter()
                 .map(str::to_string)
                 .collect(),
-            j.owned.tasks().into_iter().collect(),
-        );
+            tasks: j.owned.tasks().into_iter().collect(),
+        };
         tracing::info!(
             generation = j.generation,
             leader = j.is_leader,
             protocol = %j.protocol,
-            connectors = ?self.owned.0,
-            tasks = ?self.owned.1.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            connectors = ?self.owned.connectors,
+            tasks = ?self.owned.tasks.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "joined the Connect group"
         );
         self.layout = layout(&configs.state());
@@ -290,10 +319,10 @@ impl Engine {
         // their connector's).
         let named: BTreeSet<&str> = self
             .owned
-            .0
+            .connectors
             .iter()
             .map(String::as_str)
-            .chain(self.owned.1.iter().map(|id| id.connector.as_str()))
+            .chain(self.owned.tasks.iter().map(|id| id.connector.as_str()))
             .collect();
         for name in named {
             let version = state.connector_config(name).and_then(|props| {
@@ -306,7 +335,7 @@ impl Engine {
         // Connectors.
         let mut stop_connectors = Vec::new();
         for name in self.started.connectors.keys() {
-            if !self.owned.0.contains(name) || state.connector_config(name).is_none() {
+            if !self.owned.connectors.contains(name) || state.connector_config(name).is_none() {
                 stop_connectors.push(name.clone());
             }
         }
@@ -314,7 +343,7 @@ impl Engine {
             self.worker().stop_connector(&name).await;
             self.started.connectors.remove(&name);
         }
-        let owned: Vec<String> = self.owned.0.iter().cloned().collect();
+        let owned: Vec<String> = self.owned.connectors.iter().cloned().collect();
         for name in owned {
             let Some(props) = state.connector_config(&name) else {
                 continue;
@@ -323,24 +352,23 @@ impl Engine {
             let target = state.target_state(&name).unwrap_or(TargetState::Started);
             let restart = match self.started.connectors.get(&name) {
                 None => true,
-                Some((c, t)) => {
-                    c != &config
-                        || (*t != target
-                            && (*t == TargetState::Stopped || target == TargetState::Stopped))
+                Some(started) => {
+                    started.config != config
+                        || (started.target != target
+                            && (started.target == TargetState::Stopped
+                                || target == TargetState::Stopped))
                 }
             };
             if restart {
                 self.start_connector(&name, config, target, &state).await;
-            } else if self.started.connectors.get(&name).map(|(_, t)| *t) != Some(target) {
-                if let Some(entry) = self.started.connectors.get_mut(&name) {
-                    entry.1 = target;
-                }
+            } else if let Some(started) = self.started.connectors.get_mut(&name) {
+                started.target = target;
             }
         }
         // Tasks.
-        let wanted: BTreeMap<ConnectorTaskId, (ConfigMap, ConfigMap)> = self
+        let wanted: BTreeMap<ConnectorTaskId, TaskConfigs> = self
             .owned
-            .1
+            .tasks
             .iter()
             .filter_map(|id| {
                 let connector = state.connector_config(&id.connector)?;
@@ -350,7 +378,10 @@ impl Engine {
                 let task = state.task_config(id)?;
                 Some((
                     id.clone(),
-                    (properties_to_map(connector), properties_to_map(task)),
+                    TaskConfigs {
+                        connector: properties_to_map(connector),
+                        task: properties_to_map(task),
+                    },
                 ))
             })
             .collect();
@@ -369,7 +400,7 @@ impl Engine {
                     .remove(&ConnectorTaskId::new(&id.connector, id.task as i32));
             }
         }
-        for (id, (connector, task)) in wanted {
+        for (id, configs) in wanted {
             if self.started.tasks.contains_key(&id) {
                 continue;
             }
@@ -381,20 +412,20 @@ impl Engine {
                 .start_task(
                     &id.connector,
                     id.task as u32,
-                    connector.clone(),
-                    &task,
-                    runtime_target(target),
+                    configs.connector.clone(),
+                    &configs.task,
+                    target,
                 )
                 .await;
             match started {
                 Ok(()) => {
-                    self.started.tasks.insert(id, (connector, task));
+                    self.started.tasks.insert(id, configs);
                 }
                 Err(e) => {
                     tracing::error!(connector = %id.connector, task = id.task, error = %e, "task failed to start");
                     // Counted as started: its FAILED status says why, and a
                     // restart request or a new config tries again.
-                    self.started.tasks.insert(id, (connector, task));
+                    self.started.tasks.insert(id, configs);
                 }
             }
         }
@@ -412,9 +443,7 @@ impl Engine {
                 continue;
             }
             if self.started.targets.get(&name) != Some(&target) {
-                self.worker()
-                    .set_target_state(&name, runtime_target(target))
-                    .await;
+                self.worker().set_target_state(&name, target).await;
                 self.started.targets.insert(name, target);
             }
         }
@@ -434,11 +463,11 @@ impl Engine {
     ) {
         let generated = self
             .worker()
-            .start_connector(name, config.clone(), runtime_target(target))
+            .start_connector(name, config.clone(), target)
             .await;
         self.started
             .connectors
-            .insert(name.to_string(), (config, target));
+            .insert(name.to_string(), StartedConnector { config, target });
         self.started.targets.insert(name.to_string(), target);
         if let Some(configs) = generated {
             // A stopped connector's empty task list is the leader's to write.
@@ -580,17 +609,15 @@ impl Engine {
 }
 
 /// Connectors with their task counts and task config generations.
-fn layout(state: &ConfigState) -> BTreeMap<String, (i32, Option<i32>)> {
+fn layout(state: &ConfigState) -> BTreeMap<String, TaskLayout> {
     state
         .connectors()
         .map(|c| {
-            (
-                c.to_string(),
-                (
-                    state.task_count(c).unwrap_or(0),
-                    state.task_config_generation(c),
-                ),
-            )
+            let layout = TaskLayout {
+                count: state.task_count(c).unwrap_or(0),
+                generation: state.task_config_generation(c),
+            };
+            (c.to_string(), layout)
         })
         .collect()
 }

@@ -40,7 +40,7 @@ use connect_runtime::herder::{
     check_connector_config, validate_connector_config, Herder, InternalRefusal, RequestOwner,
 };
 use connect_runtime::rest::client;
-use connect_runtime::status::{State as RtState, StatusStore, TargetState as RtTarget};
+use connect_runtime::status::{State, StatusStore};
 use connect_runtime::worker::offset_admin::{ConnectorOffsets, OffsetChange};
 use connect_runtime::worker::{
     ConnectorInfo, ConnectorStatus, Plugins, StateInfo, TaskRef, TaskStateInfo, Worker,
@@ -532,7 +532,7 @@ impl DistributedHerder {
                 trace: s.trace,
             },
             None => StateInfo {
-                state: RtState::Unassigned.name().to_string(),
+                state: State::Unassigned.name().to_string(),
                 worker_id: String::new(),
                 version: version.to_string(),
                 trace: None,
@@ -615,7 +615,7 @@ impl Herder for DistributedHerder {
         &self,
         name: &str,
         mut config: ConfigMap,
-        initial: RtTarget,
+        initial: TargetState,
     ) -> Result<ConnectorInfo> {
         config.insert("name".into(), name.to_string());
         self.check_valid(&config)?;
@@ -628,10 +628,10 @@ impl Herder for DistributedHerder {
         let mut records = Vec::new();
         // As Kafka: the target state first, so no worker starts it
         // running when it should not.
-        if initial != RtTarget::Started {
+        if initial != TargetState::Started {
             records.push(ConfigRecord::TargetState {
                 connector: name.to_string(),
-                state: topic_target(initial),
+                state: initial,
             });
         }
         records.push(ConfigRecord::Connector {
@@ -744,14 +744,14 @@ impl Herder for DistributedHerder {
         self.exists(name)?;
         // The plan, as Kafka answers it: what will restart shows RESTARTING.
         let mut plan = self.connector_status(name).await?;
-        let failed = |s: &StateInfo| s.state == RtState::Failed.name();
+        let failed = |s: &StateInfo| s.state == State::Failed.name();
         if !only_failed || failed(&plan.connector) {
-            plan.connector.state = RtState::Restarting.name().to_string();
+            plan.connector.state = State::Restarting.name().to_string();
         }
         if include_tasks {
             for t in &mut plan.tasks {
                 if !only_failed || failed(&t.state) {
-                    t.state.state = RtState::Restarting.name().to_string();
+                    t.state.state = State::Restarting.name().to_string();
                 }
             }
         }
@@ -785,10 +785,10 @@ impl Herder for DistributedHerder {
                 .connector_config(name)
                 .map(properties_to_map)
                 .unwrap_or_default();
-            let target = runtime_target(state.target_state(name).unwrap_or(TargetState::Started));
+            let target = state.target_state(name).unwrap_or(TargetState::Started);
             self.shared
                 .status
-                .task_state(&runtime_task_id(name, task), RtState::Restarting, None);
+                .task_state(&runtime_task_id(name, task), State::Restarting, None);
             return self
                 .shared
                 .worker
@@ -955,22 +955,6 @@ fn map_to_properties(config: &ConfigMap) -> Properties {
         .iter()
         .map(|(k, v)| (k.clone(), Some(v.clone())))
         .collect()
-}
-
-fn runtime_target(target: TargetState) -> RtTarget {
-    match target {
-        TargetState::Started => RtTarget::Started,
-        TargetState::Paused => RtTarget::Paused,
-        TargetState::Stopped => RtTarget::Stopped,
-    }
-}
-
-fn topic_target(target: RtTarget) -> TargetState {
-    match target {
-        RtTarget::Started => TargetState::Started,
-        RtTarget::Paused => TargetState::Paused,
-        RtTarget::Stopped => TargetState::Stopped,
-    }
 }
 
 fn runtime_task_id(name: &str, task: u32) -> connect_runtime::status::TaskId {

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use connect_api::Result;
 use connect_runtime::kafka::{ClientConfig, ConsumedRecord, KafkaCluster};
 use connect_runtime::kafka_log::{KafkaLog, LogSpec};
-use connect_runtime::status::{State as RtState, StatusListener, StatusStore, TaskId};
+use connect_runtime::status::{StatusListener, StatusStore, TaskId};
 
 use crate::protocol::ConnectorTaskId;
 use crate::topics::status::{
@@ -120,29 +120,6 @@ fn lock<T>(cache: &Mutex<T>) -> MutexGuard<'_, T> {
     cache.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn topic_state(state: RtState) -> State {
-    match state {
-        RtState::Unassigned => State::Unassigned,
-        RtState::Running => State::Running,
-        RtState::Paused => State::Paused,
-        RtState::Stopped => State::Stopped,
-        RtState::Failed => State::Failed,
-        RtState::Restarting => State::Restarting,
-    }
-}
-
-fn runtime_state(state: State) -> RtState {
-    match state {
-        // A destroyed status is deleted; Java reports it as unassigned.
-        State::Unassigned | State::Destroyed => RtState::Unassigned,
-        State::Running => RtState::Running,
-        State::Paused => RtState::Paused,
-        State::Stopped => RtState::Stopped,
-        State::Failed => RtState::Failed,
-        State::Restarting => RtState::Restarting,
-    }
-}
-
 fn task_id(id: &TaskId) -> ConnectorTaskId {
     ConnectorTaskId::new(
         id.connector.clone(),
@@ -150,9 +127,14 @@ fn task_id(id: &TaskId) -> ConnectorTaskId {
     )
 }
 
-fn summary(status: Option<&Status>) -> (RtState, Option<String>) {
-    status.map_or((RtState::Unassigned, None), |s| {
-        (runtime_state(s.state), s.trace.clone())
+fn summary(status: Option<&Status>) -> (State, Option<String>) {
+    status.map_or((State::Unassigned, None), |s| {
+        // A destroyed status is deleted; Java reports it as unassigned.
+        let state = match s.state {
+            State::Destroyed => State::Unassigned,
+            state => state,
+        };
+        (state, s.trace.clone())
     })
 }
 
@@ -268,9 +250,9 @@ impl KafkaStatusStore {
         }
     }
 
-    fn status(&self, connector: &str, state: RtState, trace: Option<String>) -> Status {
+    fn status(&self, connector: &str, state: State, trace: Option<String>) -> Status {
         Status {
-            state: topic_state(state),
+            state,
             trace,
             worker_id: self.worker_id.clone(),
             generation: self.generation(),
@@ -326,12 +308,12 @@ impl KafkaStatusStore {
         });
     }
 
-    fn put_task(&self, id: &TaskId, state: RtState, trace: Option<String>) {
+    fn put_task(&self, id: &TaskId, state: State, trace: Option<String>) {
         let status = self.status(&id.connector, state, trace);
         let id = task_id(id);
         // Java's herder writes a task leaving this worker (UNASSIGNED)
         // safely: a new owner's status of a later generation stays.
-        if state == RtState::Unassigned {
+        if state == State::Unassigned {
             let cached = self.task_status(&id);
             self.write_safely(StatusRecord::task(id, status.clone()), cached, &status);
         } else {
@@ -341,7 +323,7 @@ impl KafkaStatusStore {
 }
 
 impl StatusListener for KafkaStatusStore {
-    fn task_state(&self, id: &TaskId, state: RtState, trace: Option<String>) {
+    fn task_state(&self, id: &TaskId, state: State, trace: Option<String>) {
         self.put_task(id, state, trace);
     }
 
@@ -364,10 +346,10 @@ impl StatusListener for KafkaStatusStore {
 }
 
 impl StatusStore for KafkaStatusStore {
-    fn put_connector(&self, name: &str, state: RtState, trace: Option<String>) {
+    fn put_connector(&self, name: &str, state: State, trace: Option<String>) {
         let status = self.status(name, state, trace);
         let record = StatusRecord::connector(name, status.clone());
-        if state == RtState::Unassigned {
+        if state == State::Unassigned {
             let cached = self.connector_status(name);
             self.write_safely(record, cached, &status);
         } else {
@@ -375,11 +357,11 @@ impl StatusStore for KafkaStatusStore {
         }
     }
 
-    fn connector(&self, name: &str) -> (RtState, Option<String>) {
+    fn connector(&self, name: &str) -> (State, Option<String>) {
         summary(lock(&self.cache).connectors.get(name))
     }
 
-    fn task(&self, id: &TaskId) -> (RtState, Option<String>) {
+    fn task(&self, id: &TaskId) -> (State, Option<String>) {
         summary(lock(&self.cache).tasks.get(&task_id(id)))
     }
 
@@ -452,16 +434,16 @@ mod tests {
         let w2 = open(&kafka, "w2:8083").await;
         w1.set_generation(3);
         w2.set_generation(3);
-        w1.put_connector("files", RtState::Running, None);
-        w1.task_state(&task(0), RtState::Running, None);
-        w2.task_state(&task(1), RtState::Failed, Some("boom".into()));
+        w1.put_connector("files", State::Running, None);
+        w1.task_state(&task(0), State::Running, None);
+        w2.task_state(&task(1), State::Failed, Some("boom".into()));
         w2.topic_active(&task(1), "lines");
         w1.read_to_end().await.unwrap();
         w2.read_to_end().await.unwrap();
         w1.read_to_end().await.unwrap();
         for store in [&w1, &w2] {
-            assert_eq!(store.connector("files"), (RtState::Running, None));
-            assert_eq!(store.task(&task(1)), (RtState::Failed, Some("boom".into())));
+            assert_eq!(store.connector("files"), (State::Running, None));
+            assert_eq!(store.task(&task(1)), (State::Failed, Some("boom".into())));
             assert_eq!(store.topics("files"), vec!["lines".to_string()]);
             let status = store
                 .task_status(&ConnectorTaskId::new("files", 0))
@@ -476,8 +458,8 @@ mod tests {
         w2.forget("files");
         w2.read_to_end().await.unwrap();
         w1.read_to_end().await.unwrap();
-        assert_eq!(w1.connector("files"), (RtState::Unassigned, None));
-        assert_eq!(w1.task(&task(0)), (RtState::Unassigned, None));
+        assert_eq!(w1.connector("files"), (State::Unassigned, None));
+        assert_eq!(w1.task(&task(0)), (State::Unassigned, None));
         assert!(w1.topics("files").is_empty());
     }
 
@@ -488,9 +470,9 @@ mod tests {
         let kafka = MemoryKafka::new();
         let w1 = open(&kafka, "w1:8083").await;
         w1.set_version("files", Some("4.4.0".into()));
-        w1.put_connector("files", RtState::Running, None);
-        w1.task_state(&task(0), RtState::Running, None);
-        w1.put_connector("other", RtState::Running, None);
+        w1.put_connector("files", State::Running, None);
+        w1.task_state(&task(0), State::Running, None);
+        w1.put_connector("other", State::Running, None);
         w1.read_to_end().await.unwrap();
         let connector = w1.connector_status("files").unwrap();
         let task = w1.task_status(&ConnectorTaskId::new("files", 0)).unwrap();
@@ -505,21 +487,21 @@ mod tests {
         let old_owner = open(&kafka, "w1:8083").await;
         let new_owner = open(&kafka, "w2:8083").await;
         old_owner.set_generation(4);
-        old_owner.task_state(&task(0), RtState::Running, None);
+        old_owner.task_state(&task(0), State::Running, None);
         old_owner.read_to_end().await.unwrap();
         // A rebalance moves the task: generation 5 on the new owner.
         new_owner.set_generation(5);
-        new_owner.task_state(&task(0), RtState::Running, None);
+        new_owner.task_state(&task(0), State::Running, None);
         new_owner.read_to_end().await.unwrap();
         old_owner.read_to_end().await.unwrap();
 
         // The old owner still thinks it is in generation 4: its safe write
         // of UNASSIGNED is not even sent (a later generation wrote the key).
-        old_owner.task_state(&task(0), RtState::Unassigned, None);
+        old_owner.task_state(&task(0), State::Unassigned, None);
         // Written unsafely (as a worker that has not seen the new status
         // would), a same-or-older-generation UNASSIGNED over RUNNING is
         // ignored by readers.
-        let late = old_owner.status("files", RtState::Unassigned, None);
+        let late = old_owner.status("files", State::Unassigned, None);
         old_owner.write(StatusRecord::task(ConnectorTaskId::new("files", 0), late));
         old_owner.read_to_end().await.unwrap();
         new_owner.read_to_end().await.unwrap();
@@ -534,10 +516,10 @@ mod tests {
         }
         // An UNASSIGNED of a later generation does apply.
         new_owner.set_generation(6);
-        new_owner.task_state(&task(0), RtState::Unassigned, None);
+        new_owner.task_state(&task(0), State::Unassigned, None);
         new_owner.read_to_end().await.unwrap();
         old_owner.read_to_end().await.unwrap();
-        assert_eq!(old_owner.task(&task(0)).0, RtState::Unassigned);
+        assert_eq!(old_owner.task(&task(0)).0, State::Unassigned);
     }
 
     #[tokio::test(start_paused = true)]
@@ -547,31 +529,31 @@ mod tests {
         let store = open(&kafka, "w1:8083").await;
         store.set_generation(1);
         kafka.fail_next_produce(3, FaultKind::Retriable);
-        store.task_state(&task(0), RtState::Running, None);
+        store.task_state(&task(0), State::Running, None);
         // Paused time: the retries' backoff passes at once.
         for _ in 0..50 {
             store.read_to_end().await.unwrap();
-            if store.task(&task(0)).0 == RtState::Running {
+            if store.task(&task(0)).0 == State::Running {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        assert_eq!(store.task(&task(0)).0, RtState::Running);
+        assert_eq!(store.task(&task(0)).0, State::Running);
 
         // A failed RUNNING followed by PAUSED: RUNNING is not sent again
         // over the newer PAUSED.
         kafka.fail_next_produce(1, FaultKind::Retriable);
-        store.task_state(&task(1), RtState::Running, None);
-        store.task_state(&task(1), RtState::Paused, None);
+        store.task_state(&task(1), State::Running, None);
+        store.task_state(&task(1), State::Paused, None);
         tokio::time::sleep(STATUS_RETRY_BACKOFF * 10).await;
         store.read_to_end().await.unwrap();
-        assert_eq!(store.task(&task(1)).0, RtState::Paused);
+        assert_eq!(store.task(&task(1)).0, State::Paused);
 
         // A fatal error is not retried.
         kafka.fail_next_produce(1, FaultKind::Fatal);
-        store.task_state(&task(2), RtState::Running, None);
+        store.task_state(&task(2), State::Running, None);
         tokio::time::sleep(STATUS_RETRY_BACKOFF * 10).await;
         store.read_to_end().await.unwrap();
-        assert_eq!(store.task(&task(2)).0, RtState::Unassigned);
+        assert_eq!(store.task(&task(2)).0, State::Unassigned);
     }
 }

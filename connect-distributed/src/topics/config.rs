@@ -63,44 +63,14 @@ pub const LOGGER_CLUSTER_PREFIX: &str = "logger-cluster-";
 /// Java's schema allows null values (`OPTIONAL_STRING_SCHEMA`).
 pub type Properties = IndexMap<String, Option<String>>;
 
-/// Java's `TargetState`: what a connector should be doing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum TargetState {
-    /// `STARTED`: running.
-    Started,
-    /// `PAUSED`: assigned but idle.
-    Paused,
-    /// `STOPPED`: shut down with no tasks (Kafka 3.5, KIP-875).
-    Stopped,
-}
+pub use connect_runtime::status::TargetState;
 
-impl TargetState {
-    /// Java's enum name.
-    pub fn name(self) -> &'static str {
-        match self {
-            TargetState::Started => "STARTED",
-            TargetState::Paused => "PAUSED",
-            TargetState::Stopped => "STOPPED",
-        }
-    }
-
-    /// Java's `TargetState.valueOf`: the exact name, case-sensitive.
-    pub fn from_name(name: &str) -> Option<TargetState> {
-        match name {
-            "STARTED" => Some(TargetState::Started),
-            "PAUSED" => Some(TargetState::Paused),
-            "STOPPED" => Some(TargetState::Stopped),
-            _ => None,
-        }
-    }
-
-    /// The v0 `state` field Java writes next to `state.v2`: `PAUSED` for
-    /// `STOPPED`, so that workers before 3.5 at least pause the connector.
-    pub fn v0_name(self) -> &'static str {
-        match self {
-            TargetState::Stopped => TargetState::Paused.name(),
-            other => other.name(),
-        }
+/// The v0 `state` field Java writes next to `state.v2`: `PAUSED` for
+/// `STOPPED`, so that workers before 3.5 at least pause the connector.
+pub fn v0_name(target: TargetState) -> &'static str {
+    match target {
+        TargetState::Stopped => TargetState::Paused.name(),
+        other => other.name(),
     }
 }
 
@@ -357,7 +327,7 @@ impl ConfigRecord {
             }
             ConfigRecord::TasksCommit { tasks, .. } => Obj::new().int("tasks", i64::from(*tasks)),
             ConfigRecord::TargetState { state, .. } => Obj::new()
-                .str("state", state.v0_name())
+                .str("state", v0_name(*state))
                 .str("state.v2", state.name()),
             ConfigRecord::SessionKey(k) => Obj::new()
                 .str(

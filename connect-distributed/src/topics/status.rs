@@ -47,55 +47,7 @@ pub const TOPIC_STATUS_PREFIX: &str = "status-topic-";
 /// `:connector-`, between the topic and the connector of a topic status key.
 pub const TOPIC_STATUS_SEPARATOR: &str = ":connector-";
 
-/// Java's `AbstractStatus.State`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum State {
-    /// `UNASSIGNED`.
-    Unassigned,
-    /// `RUNNING`.
-    Running,
-    /// `PAUSED`.
-    Paused,
-    /// `FAILED`.
-    Failed,
-    /// `DESTROYED` (Java writes a tombstone instead).
-    Destroyed,
-    /// `RESTARTING`.
-    Restarting,
-    /// `STOPPED`.
-    Stopped,
-}
-
-impl State {
-    /// Every state, in Java's declaration order.
-    pub const ALL: [State; 7] = [
-        State::Unassigned,
-        State::Running,
-        State::Paused,
-        State::Failed,
-        State::Destroyed,
-        State::Restarting,
-        State::Stopped,
-    ];
-
-    /// Java's enum name.
-    pub fn name(self) -> &'static str {
-        match self {
-            State::Unassigned => "UNASSIGNED",
-            State::Running => "RUNNING",
-            State::Paused => "PAUSED",
-            State::Failed => "FAILED",
-            State::Destroyed => "DESTROYED",
-            State::Restarting => "RESTARTING",
-            State::Stopped => "STOPPED",
-        }
-    }
-
-    /// Java's `valueOf`: the exact name.
-    pub fn from_name(name: &str) -> Option<State> {
-        State::ALL.into_iter().find(|s| s.name() == name)
-    }
-}
+pub use connect_runtime::status::State;
 
 /// A connector's or task's status.
 #[derive(Clone, Debug, PartialEq, Eq)]
