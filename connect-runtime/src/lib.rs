@@ -20,6 +20,7 @@ pub mod config_store;
 pub mod kafka_log;
 pub mod metrics;
 pub mod offsets;
+mod panics;
 pub mod properties;
 #[cfg(feature = "rest")]
 pub mod rest;

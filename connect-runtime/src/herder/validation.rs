@@ -6,6 +6,7 @@ use connect_api::connector::ConnectorType;
 use connect_api::{ConnectError, ErrorKind, Result, SinkRecord, SourceRecord};
 use connect_transforms::chain::TransformChain;
 
+use crate::panics::contain_sync;
 use crate::worker::{
     check_sink_topics, invalid_config, sink_connector_def, source_connector_def, Plugins,
 };
@@ -30,13 +31,17 @@ pub fn validate_connector_config(
         ));
     }
     let plugin = plugins.connector(class)?;
-    let instance = plugin.create();
     let base = match plugin.kind {
         ConnectorType::Source => source_connector_def(),
         ConnectorType::Sink => sink_connector_def(),
     };
     let mut reports = base.validate(config);
-    reports.extend(instance.as_connector_ref().validate(config));
+    // Plugin code: a panic in it is an error of this request (a 500, as
+    // Kafka answers when `validate` throws), never a dropped connection.
+    let own = contain_sync(format!("connector {class}: validate"), || {
+        Ok(plugin.create().as_connector_ref().validate(config))
+    })?;
+    reports.extend(own);
     let chain_error = match plugin.kind {
         ConnectorType::Source => {
             TransformChain::<SourceRecord>::from_config(config, plugins.transforms()).err()

@@ -319,7 +319,8 @@ impl WorkerSinkTask {
     /// Run until stopped (`Ok`) or failed (`Err`).
     pub async fn run(mut self) -> Result<()> {
         let id = self.settings.id.clone();
-        let result = self.run_inner().await;
+        // A panic in the task's plugins fails the task, as any error does.
+        let result = crate::panics::contain(format!("sink task {id}"), self.run_inner()).await;
         // The failure that stopped the task counts too.
         let errors = self.pipeline.stats().plus(self.reporter.stats());
         self.settings.metrics.set_errors(&errors);
@@ -333,11 +334,13 @@ impl WorkerSinkTask {
         // (nothing more is committed).
         let held: Vec<_> = mem::take(&mut self.assigned).into_iter().collect();
         if !held.is_empty() {
-            if let Err(e) = self.task.close(&held).await {
+            let closed = self.task.close(&held);
+            if let Err(e) = crate::panics::contain(format!("sink task {id}: close"), closed).await {
                 tracing::warn!(task = %id, error = %e, "sink task close failed");
             }
         }
-        if let Err(e) = self.task.stop().await {
+        let stopped = self.task.stop();
+        if let Err(e) = crate::panics::contain(format!("sink task {id}: stop"), stopped).await {
             tracing::warn!(task = %id, error = %e, "sink task stop failed");
         }
         let _ = self.consumer.close().await;

@@ -59,6 +59,7 @@ use crate::converters::TaskConverters;
 use crate::kafka::{KafkaCluster, KafkaError};
 use crate::metrics::{ConnectorMeta, Startup, TaskKind, WorkerMetrics};
 use crate::offsets::OffsetStore;
+use crate::panics::{contain, contain_sync};
 use crate::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
 use crate::source::{SourcePlugins, SourceTaskSettings, WorkerSourceTask};
 use crate::status::{MemoryStatusStore, State, StatusListener, StatusStore, TargetState, TaskId};
@@ -339,9 +340,12 @@ impl Worker {
             return Ok(None);
         }
         match unit.instance.as_mut() {
-            Some(instance) => Ok(Some(
-                ask_task_configs(&self.inner.plugins, &unit.config, instance).await?,
-            )),
+            Some(instance) => {
+                let asked = ask_task_configs(&self.inner.plugins, &unit.config, instance);
+                Ok(Some(
+                    contain(format!("connector {name}: task_configs"), asked).await?,
+                ))
+            }
             None => Ok(None),
         }
     }
@@ -567,7 +571,8 @@ impl Worker {
     /// sets the connector's status. `None` when it failed.
     async fn start_instance(&self, name: &str, unit: &mut Unit) -> Option<Vec<ConfigMap>> {
         let status = &self.inner.status;
-        let started = async {
+        // A panic in the plugin fails the connector, as an error does.
+        let started = contain(format!("connector {name}: start"), async {
             let plugin = self
                 .inner
                 .plugins
@@ -589,7 +594,7 @@ impl Worker {
                 )));
             }
             Ok::<_, ConnectError>((instance, configs))
-        }
+        })
         .await;
         self.inner.metrics.connector(
             name,
@@ -683,7 +688,7 @@ impl Worker {
                     SourceTaskSettings::from_configs(id.clone(), &connector_config, &inner.config)?;
                 settings.metrics = metrics;
                 let plugins = SourcePlugins {
-                    task: c.create_task(),
+                    task: contain_sync(format!("task {id}: create"), || Ok(c.create_task()))?,
                     task_config,
                     transforms: (!transforms.is_empty()).then_some(transforms),
                     converters,
@@ -705,7 +710,7 @@ impl Worker {
                     SinkTaskSettings::from_configs(id.clone(), &connector_config, &inner.config)?;
                 settings.metrics = metrics;
                 let plugins = SinkPlugins {
-                    task: c.create_task(),
+                    task: contain_sync(format!("task {id}: create"), || Ok(c.create_task()))?,
                     task_config,
                     transforms: (!transforms.is_empty()).then_some(transforms),
                     converters,
@@ -742,7 +747,8 @@ impl Worker {
     /// Stop the instance only.
     async fn stop_instance(&self, name: &str, unit: &mut Unit) {
         if let Some(mut instance) = unit.instance.take() {
-            if let Err(e) = instance.as_connector().stop().await {
+            let stopped = instance.as_connector().stop();
+            if let Err(e) = contain(format!("connector {name}: stop"), stopped).await {
                 tracing::warn!(connector = %name, error = %e, "connector stop failed");
             }
         }

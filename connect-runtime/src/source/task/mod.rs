@@ -246,7 +246,8 @@ impl WorkerSourceTask {
     /// and commit happen on a clean stop.
     pub async fn run(mut self) -> Result<()> {
         let id = self.settings.id.clone();
-        let result = self.run_inner().await;
+        // A panic in the task's plugins fails the task, as any error does.
+        let result = crate::panics::contain(format!("source task {id}"), self.run_inner()).await;
         // The failure that stopped the task counts too.
         self.settings.metrics.set_errors(&self.pipeline.stats());
         match &result {
@@ -257,7 +258,8 @@ impl WorkerSourceTask {
                     .task_state(&id, State::Failed, Some(dlq::error_chain(e)));
             }
         }
-        if let Err(e) = self.plugins.task.stop().await {
+        let stopped = self.plugins.task.stop();
+        if let Err(e) = crate::panics::contain(format!("source task {id}: stop"), stopped).await {
             tracing::warn!(task = %id, error = %e, "source task stop failed");
         }
         result
