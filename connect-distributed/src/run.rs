@@ -257,7 +257,7 @@ async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<()
         _ = herder.stopped() => {
             rest.stop().await;
             return Err(failure(format!(
-                "{file}: the worker left the Connect group for good (see the error above); its work is stopped"
+                "{file}: the worker left the Connect group for good or its herder failed (see the error above); its work is stopped"
             )));
         }
     }

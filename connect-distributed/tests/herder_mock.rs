@@ -69,6 +69,16 @@ impl Node {
 
 /// A worker on `mock` in group `group`; joins when `join`.
 async fn node(mock: &MockKafka, group: &str, join: bool) -> Node {
+    node_with(mock, group, join, |configs| configs).await
+}
+
+/// [`node`], its config topic seen through `wrap`.
+async fn node_with(
+    mock: &MockKafka,
+    group: &str,
+    join: bool,
+    wrap: impl FnOnce(Arc<dyn ConfigTopic>) -> Arc<dyn ConfigTopic>,
+) -> Node {
     let port = free_port();
     let id = format!("127.0.0.1:{port}");
     let props = ConfigMap::from([
@@ -129,7 +139,7 @@ async fn node(mock: &MockKafka, group: &str, join: bool) -> Node {
         Arc::new(offsets),
         status.clone(),
     );
-    let herder = DistributedHerder::new(worker, configs, status, settings);
+    let herder = DistributedHerder::new(worker, wrap(configs), status, settings);
     let rest = if join {
         let rest = RestServer::start(
             Arc::new(herder.clone()),
@@ -319,4 +329,93 @@ async fn rest_errors_are_kafkas() {
 
 fn configs_of(h: &DistributedHerder) -> Arc<dyn ConfigTopic> {
     h.config_topic()
+}
+
+/// A config topic that panics when read once `armed`: a bug of the herder
+/// loop's own, as no plugin panic reaches it.
+struct PanickingConfigs {
+    inner: Arc<dyn ConfigTopic>,
+    armed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[async_trait::async_trait]
+impl ConfigTopic for PanickingConfigs {
+    fn state(&self) -> connect_distributed::topics::config_state::ConfigState {
+        if self.armed.load(std::sync::atomic::Ordering::SeqCst) {
+            panic!("config replay exploded");
+        }
+        self.inner.state()
+    }
+    fn changes(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.inner.changes()
+    }
+    fn restart_requests(
+        &self,
+    ) -> tokio::sync::broadcast::Receiver<connect_distributed::stores::RestartRequest> {
+        self.inner.restart_requests()
+    }
+    async fn read_to_end(&self) -> connect_api::Result<()> {
+        self.inner.read_to_end().await
+    }
+    async fn write(
+        &self,
+        records: Vec<connect_distributed::topics::config::ConfigRecord>,
+    ) -> connect_api::Result<()> {
+        self.inner.write(records).await
+    }
+}
+
+/// The herder loop itself panics: the worker stops its tasks (nothing runs
+/// unmanaged) and reports itself stopped, so the process exits, as Java's
+/// does when its herder thread dies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_herder_loop_stops_the_work_and_the_worker() {
+    let mock = mock(&[("lines", 1)]);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "a\nb\n").unwrap();
+    let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = armed.clone();
+    let n = node_with(&mock, "panic", true, move |inner| {
+        Arc::new(PanickingConfigs { inner, armed: flag })
+    })
+    .await;
+    let source = config(&[
+        ("connector.class", "FileStreamSource"),
+        ("file", input.to_str().unwrap()),
+        ("topic", "lines"),
+    ]);
+    n.herder
+        .create_connector("src", source, TargetState::Started)
+        .await
+        .unwrap();
+    let worker = n.herder.worker().clone();
+    eventually("the source task running here", async || {
+        (!worker.running_units().await.tasks.is_empty()).then_some(())
+    })
+    .await;
+    armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    // A config record wakes the loop, which reads the replay (written
+    // straight to the topic: the REST path would read it here first).
+    n.herder
+        .config_topic()
+        .write(vec![
+            connect_distributed::topics::config::ConfigRecord::TargetState {
+                connector: "src".into(),
+                state: TargetState::Paused,
+            },
+        ])
+        .await
+        .unwrap();
+    tokio::time::timeout(TIMEOUT, n.herder.stopped())
+        .await
+        .expect("the herder reports itself stopped");
+    let units = worker.running_units().await;
+    assert!(
+        units.tasks.is_empty() && units.connectors.is_empty(),
+        "{units:?}"
+    );
+    if let Some(rest) = n.rest {
+        rest.stop().await;
+    }
 }

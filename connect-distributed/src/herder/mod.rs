@@ -407,7 +407,8 @@ impl DistributedHerder {
             stop_requests,
             self.stop.subscribe(),
         );
-        tokio::spawn(engine.run());
+        let engine = tokio::spawn(engine.run());
+        tokio::spawn(supervise(engine, self.shared.clone()));
         Ok(())
     }
 
@@ -419,6 +420,11 @@ impl DistributedHerder {
         let _ = tokio::time::timeout(Duration::from_secs(60), left.wait_for(|l| *l)).await;
     }
 
+    /// The unit runner this herder drives.
+    pub fn worker(&self) -> &Worker {
+        &self.shared.worker
+    }
+
     /// The config topic this herder reads and writes.
     pub fn config_topic(&self) -> Arc<dyn ConfigTopic> {
         self.shared.configs.clone()
@@ -426,7 +432,8 @@ impl DistributedHerder {
 
     /// Resolves when the herder loop has ended: after
     /// [`DistributedHerder::shutdown`], or by itself when the group member
-    /// stopped for good (a fatal error) and the worker cannot go on.
+    /// stopped for good (a fatal error) or the herder loop failed, and the
+    /// worker cannot go on (its connectors and tasks are stopped then).
     pub async fn stopped(&self) {
         let mut left = self.shared.left.subscribe();
         let _ = left.wait_for(|l| *l).await;
@@ -955,6 +962,32 @@ fn map_to_properties(config: &ConfigMap) -> Properties {
         .iter()
         .map(|(k, v)| (k.clone(), Some(v.clone())))
         .collect()
+}
+
+/// Watch the herder loop: if it ends without having left (a panic, a bug
+/// of ours: plugin panics are contained where they happen), stop every
+/// unit this worker runs, so nothing runs unmanaged while the group gives
+/// its work to others, and report the herder stopped
+/// ([`DistributedHerder::stopped`]): the process exits non-zero, as Java's
+/// worker exits when its herder thread dies.
+async fn supervise(engine: tokio::task::JoinHandle<()>, shared: Arc<Shared>) {
+    let Err(ended) = engine.await else {
+        return; // it left the group and said so itself
+    };
+    let why = if ended.is_panic() {
+        let payload = ended.into_panic();
+        payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_string())
+    } else {
+        "it was cancelled".to_string()
+    };
+    tracing::error!(reason = %why,
+        "the herder loop ended unexpectedly; stopping every connector and task of this worker");
+    shared.worker.shutdown().await;
+    shared.set_left();
 }
 
 fn runtime_task_id(name: &str, task: u32) -> connect_runtime::status::TaskId {
