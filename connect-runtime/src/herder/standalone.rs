@@ -25,6 +25,7 @@ use crate::worker::{
 
 /// What the herder holds of one connector: the stored config, target
 /// state and task configs, and what it reports.
+#[derive(Clone)]
 struct Entry {
     config: ConfigMap,
     kind: ConnectorType,
@@ -39,7 +40,38 @@ struct Inner {
     /// The record of what should run; `connectors` is the herder's view
     /// of it, written after the store.
     configs: Arc<dyn ConfigStore>,
-    connectors: tokio::sync::Mutex<BTreeMap<String, Entry>>,
+    connectors: std::sync::Mutex<BTreeMap<String, Arc<Slot>>>,
+}
+
+/// One connector in the herder. Changes to it (which call into its plugin
+/// code and may take as long as that does) queue on `change`; other
+/// connectors and reads never wait for them. A change works on a copy of
+/// the entry and publishes it when done.
+struct Slot {
+    change: Arc<tokio::sync::Mutex<()>>,
+    entry: std::sync::Mutex<Entry>,
+}
+
+impl Slot {
+    fn get(&self) -> Entry {
+        lock(&self.entry).clone()
+    }
+
+    fn set(&self, entry: Entry) {
+        *lock(&self.entry) = entry;
+    }
+}
+
+/// A connector's slot with its change lock held.
+struct Changing {
+    slot: Arc<Slot>,
+    _change: tokio::sync::OwnedMutexGuard<()>,
+}
+
+/// Lock a std mutex, also after a panic elsewhere poisoned it: what these
+/// locks guard is replaced whole, never left half-written.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Keeps connectors in this process: creates, reconfigures, pauses, stops,
@@ -89,7 +121,7 @@ impl StandaloneHerder {
             inner: Arc::new(Inner {
                 worker,
                 configs,
-                connectors: tokio::sync::Mutex::new(BTreeMap::new()),
+                connectors: std::sync::Mutex::new(BTreeMap::new()),
             }),
         };
         tokio::spawn(reconfigure_loop(Arc::downgrade(&herder.inner), rx));
@@ -106,10 +138,9 @@ impl StandaloneHerder {
     /// what its store says should run. Returns the names started; one whose
     /// class is unknown is not started and shows FAILED with the reason.
     pub async fn start_stored(&self) -> Vec<String> {
-        let mut started = Vec::new();
-        let mut map = self.inner.connectors.lock().await;
+        let mut starts = Vec::new();
         for (name, stored) in self.inner.configs.snapshot() {
-            if map.contains_key(&name) {
+            if self.find(&name).is_some() {
                 continue;
             }
             let class = stored
@@ -128,34 +159,85 @@ impl StandaloneHerder {
                     continue;
                 }
             };
-            let mut entry = Entry {
+            let entry = Entry {
                 config: stored.config,
                 kind,
                 version,
                 target: stored.target,
                 task_configs: stored.task_configs,
             };
-            self.start_connector(&name, &mut entry).await;
-            map.insert(name.clone(), entry);
-            started.push(name);
+            let Some(changing) = self.insert(&name, entry) else {
+                continue;
+            };
+            starts.push(async move {
+                let mut entry = changing.slot.get();
+                self.start_connector(&name, &mut entry).await;
+                changing.slot.set(entry);
+                name
+            });
         }
-        started
+        // Together: one connector's slow start delays no other.
+        futures::future::join_all(starts).await
     }
 
     /// Stop every connector, flushing and committing within
-    /// `task.shutdown.graceful.timeout.ms`.
+    /// `task.shutdown.graceful.timeout.ms`. Plugin calls in flight are
+    /// abandoned.
     pub async fn shutdown(&self) {
-        let mut map = self.inner.connectors.lock().await;
         self.worker().shutdown().await;
-        map.clear();
+        // Changes in flight end quickly once their plugin calls are
+        // abandoned; whatever they started meanwhile stops too.
+        let slots = std::mem::take(&mut *lock(&self.inner.connectors));
+        for slot in slots.values() {
+            let _ = slot.change.lock().await;
+        }
+        self.worker().shutdown().await;
     }
 
     /// Kill every task at once, without flushing or committing, as a crash
     /// (`kill -9`) would: for tests that prove recovery. Connectors and
     /// their configs stay registered; their tasks show FAILED.
     pub async fn abort(&self) {
-        let _map = self.inner.connectors.lock().await;
         self.worker().abort().await;
+    }
+
+    fn find(&self, name: &str) -> Option<Arc<Slot>> {
+        lock(&self.inner.connectors).get(name).cloned()
+    }
+
+    /// Register a new connector with `entry`, its change lock held; `None`
+    /// when one of that name exists.
+    fn insert(&self, name: &str, entry: Entry) -> Option<Changing> {
+        let change = Arc::new(tokio::sync::Mutex::new(()));
+        let guard = change.clone().try_lock_owned().ok()?;
+        let slot = Arc::new(Slot {
+            change,
+            entry: std::sync::Mutex::new(entry),
+        });
+        let mut map = lock(&self.inner.connectors);
+        if map.contains_key(name) {
+            return None;
+        }
+        map.insert(name.to_string(), slot.clone());
+        Some(Changing {
+            slot,
+            _change: guard,
+        })
+    }
+
+    /// Take connector `name`'s change lock (waiting for changes before);
+    /// not found when it does not exist, also when it was deleted while
+    /// this waited.
+    async fn change(&self, name: &str) -> Result<Changing> {
+        let slot = self.find(name).ok_or_else(|| not_found(name))?;
+        let guard = slot.change.clone().lock_owned().await;
+        match self.find(name) {
+            Some(now) if Arc::ptr_eq(&now, &slot) => Ok(Changing {
+                slot,
+                _change: guard,
+            }),
+            _ => Err(not_found(name)),
+        }
     }
 
     /// Start the connector instance (unless STOPPED) and its tasks.
@@ -288,35 +370,42 @@ impl StandaloneHerder {
     /// Ask connector `name` for its task configs again (it requested a
     /// reconfiguration) and restart its tasks when they changed.
     async fn reconfigure(&self, name: &str) -> Result<()> {
-        let mut map = self.inner.connectors.lock().await;
-        let Some(entry) = map.get_mut(name) else {
-            return Ok(());
+        let Ok(changing) = self.change(name).await else {
+            return Ok(()); // deleted meanwhile
         };
+        let mut entry = changing.slot.get();
         let Some(configs) = self.worker().connector_task_configs(name).await? else {
             return Ok(());
         };
         if configs == entry.task_configs {
             return Ok(());
         }
-        self.worker().stop_tasks(&task_ids(name, entry)).await;
-        if self.set_task_configs(name, entry, configs).await {
-            self.start_tasks(name, entry).await;
+        self.worker().stop_tasks(&task_ids(name, &entry)).await;
+        if self.set_task_configs(name, &mut entry, configs).await {
+            self.start_tasks(name, &entry).await;
         }
+        changing.slot.set(entry);
         Ok(())
     }
 
     async fn set_target(&self, name: &str, target: TargetState) -> Result<()> {
-        let mut map = self.inner.connectors.lock().await;
-        let entry = map.get_mut(name).ok_or_else(|| not_found(name))?;
+        if target == TargetState::Stopped {
+            self.worker().abandon_calls(name);
+        }
+        let changing = self.change(name).await?;
+        let mut entry = changing.slot.get();
         self.inner.configs.put_target_state(name, target).await?;
         let previous = entry.target;
         entry.target = target;
+        // Published first: reads show the new target while it applies.
+        changing.slot.set(entry.clone());
         match (previous, target) {
             (TargetState::Stopped, TargetState::Stopped) => {}
-            (_, TargetState::Stopped) => self.stop_connector(name, entry).await,
-            (TargetState::Stopped, _) => self.start_connector(name, entry).await,
+            (_, TargetState::Stopped) => self.stop_connector(name, &mut entry).await,
+            (TargetState::Stopped, _) => self.start_connector(name, &mut entry).await,
             (_, t) => self.worker().set_target_state(name, t).await,
         }
+        changing.slot.set(entry);
         Ok(())
     }
 
@@ -326,8 +415,8 @@ impl StandaloneHerder {
         changes: Option<Vec<OffsetChange>>,
     ) -> Result<String> {
         // Held throughout, so the connector cannot be resumed mid-change.
-        let map = self.inner.connectors.lock().await;
-        let entry = map.get(name).ok_or_else(|| not_found(name))?;
+        let changing = self.change(name).await?;
+        let entry = changing.slot.get();
         if entry.target != TargetState::Stopped {
             return Err(bad_request(format!(
                 "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
@@ -376,9 +465,9 @@ impl StandaloneHerder {
     }
 
     async fn with_entry<T>(&self, name: &str, f: impl FnOnce(&Entry) -> T) -> Result<T> {
-        let map = self.inner.connectors.lock().await;
-        let entry = map.get(name).ok_or_else(|| not_found(name))?;
-        Ok(f(entry))
+        let slot = self.find(name).ok_or_else(|| not_found(name))?;
+        let entry = lock(&slot.entry);
+        Ok(f(&entry))
     }
 }
 
@@ -388,9 +477,13 @@ async fn reconfigure_loop(herder: Weak<Inner>, mut requests: mpsc::UnboundedRece
     while let Some(name) = requests.recv().await {
         let Some(inner) = herder.upgrade() else { break };
         let herder = StandaloneHerder { inner };
-        if let Err(e) = herder.reconfigure(&name).await {
-            tracing::error!(connector = %name, error = %e, "task reconfiguration failed");
-        }
+        // Each on its own: a connector whose task_configs hangs holds up
+        // its own requests only.
+        tokio::spawn(async move {
+            if let Err(e) = herder.reconfigure(&name).await {
+                tracing::error!(connector = %name, error = %e, "task reconfiguration failed");
+            }
+        });
     }
 }
 
@@ -425,7 +518,7 @@ impl Herder for StandaloneHerder {
     }
 
     async fn connector_names(&self) -> Vec<String> {
-        self.inner.connectors.lock().await.keys().cloned().collect()
+        lock(&self.inner.connectors).keys().cloned().collect()
     }
 
     /// Create connector `name` and start it in `initial` state. Nothing is
@@ -440,27 +533,29 @@ impl Herder for StandaloneHerder {
         // Validate what will run (provider references resolved); store what
         // was given, so REST shows references, never secrets.
         check_connector_config(self.plugins(), &self.worker().resolved(&config)?)?;
-        let mut map = self.inner.connectors.lock().await;
-        if map.contains_key(name) {
-            return Err(ConnectError::conflict(format!(
-                "Connector {name} already exists"
-            )));
-        }
         let plugin = self.plugins().connector(&config["connector.class"])?;
-        self.inner
-            .configs
-            .put_connector_config(name, config.clone(), initial)
-            .await?;
         let mut entry = Entry {
-            config,
+            config: config.clone(),
             kind: plugin.kind,
             version: plugin.create().as_connector_ref().version(),
             target: initial,
             task_configs: Vec::new(),
         };
+        let changing = self
+            .insert(name, entry.clone())
+            .ok_or_else(|| ConnectError::conflict(format!("Connector {name} already exists")))?;
+        if let Err(e) = self
+            .inner
+            .configs
+            .put_connector_config(name, config, initial)
+            .await
+        {
+            lock(&self.inner.connectors).remove(name);
+            return Err(e);
+        }
         self.start_connector(name, &mut entry).await;
         let info = self.info_of(name, &entry);
-        map.insert(name.to_string(), entry);
+        changing.slot.set(entry);
         Ok(info)
     }
 
@@ -470,7 +565,7 @@ impl Herder for StandaloneHerder {
         mut config: ConfigMap,
     ) -> Result<(ConnectorInfo, bool)> {
         config.insert("name".into(), name.to_string());
-        let exists = self.inner.connectors.lock().await.contains_key(name);
+        let exists = self.find(name).is_some();
         if !exists {
             let info = self
                 .create_connector(name, config, TargetState::Started)
@@ -478,28 +573,31 @@ impl Herder for StandaloneHerder {
             return Ok((info, true));
         }
         check_connector_config(self.plugins(), &self.worker().resolved(&config)?)?;
-        let mut map = self.inner.connectors.lock().await;
-        let entry = map.get_mut(name).ok_or_else(|| not_found(name))?;
+        self.worker().abandon_calls(name);
+        let changing = self.change(name).await?;
+        let mut entry = changing.slot.get();
         self.inner
             .configs
             .put_connector_config(name, config.clone(), entry.target)
             .await?;
-        self.stop_connector(name, entry).await;
+        self.stop_connector(name, &mut entry).await;
         let plugin = self.plugins().connector(&config["connector.class"])?;
         entry.kind = plugin.kind;
         entry.version = plugin.create().as_connector_ref().version();
         entry.config = config;
-        self.start_connector(name, entry).await;
-        Ok((self.info_of(name, entry), false))
+        changing.slot.set(entry.clone());
+        self.start_connector(name, &mut entry).await;
+        let info = self.info_of(name, &entry);
+        changing.slot.set(entry);
+        Ok((info, false))
     }
 
     async fn delete_connector(&self, name: &str) -> Result<()> {
-        let mut map = self.inner.connectors.lock().await;
-        if !map.contains_key(name) {
-            return Err(not_found(name));
-        }
+        self.worker().abandon_calls(name);
+        let changing = self.change(name).await?;
         self.inner.configs.remove_connector(name).await?;
-        let mut entry = map.remove(name).ok_or_else(|| not_found(name))?;
+        lock(&self.inner.connectors).remove(name);
+        let mut entry = changing.slot.get();
         self.stop_connector(name, &mut entry).await;
         self.worker().status_store().forget(name);
         self.worker().metrics().forget(name, None);
@@ -548,40 +646,43 @@ impl Herder for StandaloneHerder {
         include_tasks: bool,
         only_failed: bool,
     ) -> Result<ConnectorStatus> {
-        let mut map = self.inner.connectors.lock().await;
-        let entry = map.get_mut(name).ok_or_else(|| not_found(name))?;
+        self.worker().abandon_calls(name);
+        let changing = self.change(name).await?;
+        let mut entry = changing.slot.get();
         let status = self.worker().status_store();
         let connector_failed = status.connector(name).0 == State::Failed;
         if !include_tasks {
             if !only_failed || connector_failed {
-                self.restart_instance(name, entry).await;
+                self.restart_instance(name, &mut entry).await;
+                changing.slot.set(entry.clone());
             }
-            return Ok(self.status_of(name, entry));
+            return Ok(self.status_of(name, &entry));
         }
         if entry.target == TargetState::Stopped {
-            return Ok(self.status_of(name, entry));
+            return Ok(self.status_of(name, &entry));
         }
         if !only_failed || connector_failed {
-            self.stop_connector(name, entry).await;
-            self.start_connector(name, entry).await;
+            self.stop_connector(name, &mut entry).await;
+            self.start_connector(name, &mut entry).await;
+            changing.slot.set(entry.clone());
         } else {
             let failed: Vec<u32> = (0..entry.task_configs.len() as u32)
                 .filter(|&t| status.task(&task_id(name, t)).0 == State::Failed)
                 .collect();
             for t in failed {
-                self.restart_one(name, entry, t).await?;
+                self.restart_one(name, &entry, t).await?;
             }
         }
-        Ok(self.status_of(name, entry))
+        Ok(self.status_of(name, &entry))
     }
 
     async fn restart_task(&self, name: &str, task: u32) -> Result<()> {
-        let map = self.inner.connectors.lock().await;
-        let entry = map.get(name).ok_or_else(|| not_found(name))?;
+        let changing = self.change(name).await?;
+        let entry = changing.slot.get();
         if task as usize >= entry.task_configs.len() {
             return Err(task_not_found(name, task));
         }
-        self.restart_one(name, entry, task).await
+        self.restart_one(name, &entry, task).await
     }
 
     async fn connector_topics(&self, name: &str) -> Result<Vec<String>> {

@@ -72,6 +72,8 @@ pub fn worker_config_def() -> ConfigDef {
             .doc("Track the topics each connector uses (GET /connectors/{name}/topics, KIP-558)."))
         .define(ConfigKey::new("topic.tracking.allow.reset", ConfigType::Boolean).default(true).importance(Importance::Low).group(G, 15)
             .doc("Allow PUT /connectors/{name}/topics/reset."))
+        .define(ConfigKey::new("connector.start.timeout.ms", ConfigType::Long).default(60_000i64).validator(Range::at_least(1)).importance(Importance::Low).group(G, 16)
+            .doc("How long a connector's start (and its task_configs call) may take before the connector is marked FAILED and the call is abandoned. Not a Kafka key: Kafka's worker waits for ever. Other connectors never wait for it."))
 }
 
 /// Legacy keys Kafka still accepts with a deprecation warning.
@@ -153,6 +155,10 @@ impl WorkerConfig {
     /// `task.shutdown.graceful.timeout.ms`.
     pub fn shutdown_timeout(&self) -> Duration {
         self.millis("task.shutdown.graceful.timeout.ms")
+    }
+    /// `connector.start.timeout.ms` (ours; Kafka has no bound).
+    pub fn connector_start_timeout(&self) -> Duration {
+        self.millis("connector.start.timeout.ms")
     }
     /// `offset.storage.file.filename`.
     pub fn offset_file(&self) -> Option<&str> {

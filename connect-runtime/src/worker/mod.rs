@@ -38,6 +38,7 @@ mod task_settings;
 use task_settings::client_props;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use connect_api::config::ConfigMap;
@@ -70,14 +71,62 @@ struct RunningTask {
 }
 
 /// What runs here of one connector: its instance (when this worker runs
-/// it) and its tasks.
-struct Unit {
-    /// The connector config the instance (or the tasks) started with.
-    config: ConfigMap,
+/// it) and its tasks. Each connector has its own locks, and the map of
+/// slots is locked only to look one up: a plugin call that hangs holds up
+/// its own connector only, never another one, REST or a rebalance.
+struct Slot {
     kind: ConnectorType,
-    target: TargetState,
-    instance: Option<AnyConnector>,
-    tasks: BTreeMap<u32, RunningTask>,
+    /// Bumped to abandon the instance's plugin call in flight (`start`,
+    /// `task_configs`): a stop, a restart or a shutdown need not wait for
+    /// a call that hangs.
+    abandon: watch::Sender<u64>,
+    /// The instance, locked for the length of a call into it.
+    instance: tokio::sync::Mutex<Instance>,
+    /// Whether the instance runs (readable while a call holds `instance`).
+    running: AtomicBool,
+    target: std::sync::Mutex<TargetState>,
+    tasks: std::sync::Mutex<BTreeMap<u32, RunningTask>>,
+}
+
+struct Instance {
+    /// The connector config the instance started with.
+    config: ConfigMap,
+    connector: Option<AnyConnector>,
+}
+
+impl Slot {
+    /// Abandon the instance's plugin call in flight, if any.
+    fn abandon_calls(&self) {
+        self.abandon.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    fn target(&self) -> TargetState {
+        *lock(&self.target)
+    }
+
+    fn take_tasks(&self) -> Vec<(u32, RunningTask)> {
+        std::mem::take(&mut *lock(&self.tasks))
+            .into_iter()
+            .collect()
+    }
+
+    fn is_idle(&self) -> bool {
+        !self.running.load(Ordering::Acquire) && lock(&self.tasks).is_empty()
+    }
+}
+
+/// Lock a std mutex, also after a panic elsewhere poisoned it: the data
+/// behind these locks is replaced whole, never left half-written.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Why a bounded call into a connector instance gave no answer.
+enum Unanswered {
+    /// It failed, panicked or hung past its bound: the connector fails.
+    Failed(ConnectError),
+    /// A stop, a restart or a shutdown abandoned it: whoever did reports.
+    Abandoned,
 }
 
 /// The connector instances and tasks running on a worker
@@ -101,7 +150,7 @@ struct Inner {
     plugins: Plugins,
     cluster: Arc<dyn KafkaCluster>,
     offsets: Arc<dyn OffsetStore>,
-    units: tokio::sync::Mutex<BTreeMap<String, Unit>>,
+    units: std::sync::Mutex<BTreeMap<String, Arc<Slot>>>,
     status: Arc<dyn StatusStore>,
     metrics: WorkerMetrics,
     /// Where connectors' task reconfiguration requests go: the herder
@@ -117,8 +166,9 @@ impl Drop for Inner {
     /// Each one still flushes and commits on its own (if the runtime keeps
     /// running); call [`Worker::shutdown`] to wait for that.
     fn drop(&mut self) {
-        for unit in self.units.get_mut().values() {
-            for task in unit.tasks.values() {
+        let units = self.units.get_mut().unwrap_or_else(|p| p.into_inner());
+        for slot in units.values() {
+            for task in lock(&slot.tasks).values() {
                 let _ = task.control.send(TargetState::Stopped);
             }
         }
@@ -198,7 +248,7 @@ impl Worker {
                 plugins,
                 cluster,
                 offsets,
-                units: tokio::sync::Mutex::new(BTreeMap::new()),
+                units: std::sync::Mutex::new(BTreeMap::new()),
                 metrics: WorkerMetrics::new(statuses.clone()),
                 status: statuses,
                 reconfigure: Route::default(),
@@ -298,8 +348,10 @@ impl Worker {
     /// Start connector `name`'s instance with `config` in `target` and
     /// return the task configs it generates: `Some(empty)` when `target`
     /// is STOPPED (a stopped connector has no tasks), `None` when it failed
-    /// (its status says why). An instance already running is stopped
-    /// first; tasks running here are left alone.
+    /// (its status says why) or a later call on this connector abandoned
+    /// it. An instance already running is stopped first, and a start still
+    /// in flight is abandoned; tasks running here are left alone. The start
+    /// is bounded by `connector.start.timeout.ms`.
     pub async fn start_connector(
         &self,
         name: &str,
@@ -307,9 +359,8 @@ impl Worker {
         target: TargetState,
     ) -> Option<Vec<ConfigMap>> {
         config.insert("name".into(), name.to_string());
-        let mut map = self.inner.units.lock().await;
-        let unit = match self.unit(&mut map, name, &config, target) {
-            Ok(unit) => unit,
+        let slot = match self.slot(name, &config) {
+            Ok(slot) => slot,
             Err(e) => {
                 tracing::error!(connector = %name, error = %e, "cannot start connector");
                 self.inner
@@ -318,47 +369,68 @@ impl Worker {
                 return None;
             }
         };
-        self.stop_instance(name, unit).await;
-        unit.config = config;
-        unit.target = target;
+        slot.abandon_calls();
+        let mut instance = slot.instance.lock().await;
+        let abandoned = slot.abandon.subscribe();
+        self.stop_instance(name, &slot, &mut instance).await;
+        instance.config = config;
+        *lock(&slot.target) = target;
         if target == TargetState::Stopped {
             self.inner.status.put_connector(name, State::Stopped, None);
             return Some(Vec::new());
         }
-        self.start_instance(name, unit).await
+        self.start_instance(name, &slot, &mut instance, abandoned)
+            .await
     }
 
     /// Ask connector `name`'s running instance for its task configs again
-    /// (after it requested a reconfiguration). `None` when it does not run
-    /// here or is STOPPED.
+    /// (after it requested a reconfiguration), within
+    /// `connector.start.timeout.ms`. `None` when it does not run here, is
+    /// STOPPED, or a stop abandoned the call.
     pub async fn connector_task_configs(&self, name: &str) -> Result<Option<Vec<ConfigMap>>> {
-        let mut map = self.inner.units.lock().await;
-        let Some(unit) = map.get_mut(name) else {
+        let Some(slot) = self.find(name) else {
             return Ok(None);
         };
-        if unit.target == TargetState::Stopped {
+        if slot.target() == TargetState::Stopped {
             return Ok(None);
         }
-        match unit.instance.as_mut() {
-            Some(instance) => {
-                let asked = ask_task_configs(&self.inner.plugins, &unit.config, instance);
-                Ok(Some(
-                    contain(format!("connector {name}: task_configs"), asked).await?,
-                ))
-            }
-            None => Ok(None),
+        let mut guard = slot.instance.lock().await;
+        let abandoned = slot.abandon.subscribe();
+        let Instance { config, connector } = &mut *guard;
+        let Some(connector) = connector.as_mut() else {
+            return Ok(None);
+        };
+        let asked = ask_task_configs(&self.inner.plugins, config, connector);
+        let what = format!("connector {name}: task_configs");
+        match self
+            .bounded(name, "task_configs", abandoned, contain(what, asked))
+            .await
+        {
+            Ok(configs) => Ok(Some(configs)),
+            Err(Unanswered::Failed(e)) => Err(e),
+            Err(Unanswered::Abandoned) => Ok(None),
         }
     }
 
-    /// Stop connector `name`'s instance (not its tasks) if it runs here.
-    pub async fn stop_connector(&self, name: &str) {
-        let mut map = self.inner.units.lock().await;
-        if let Some(unit) = map.get_mut(name) {
-            self.stop_instance(name, unit).await;
-            if unit.tasks.is_empty() {
-                map.remove(name);
-            }
+    /// Abandon connector `name`'s plugin call in flight (`start` or
+    /// `task_configs`), if any, as a stop does: its caller gets no answer.
+    /// For a herder about to stop, reconfigure or delete the connector, so
+    /// that it need not wait for a call that hangs.
+    pub fn abandon_calls(&self, name: &str) {
+        if let Some(slot) = self.find(name) {
+            slot.abandon_calls();
         }
+    }
+
+    /// Stop connector `name`'s instance (not its tasks) if it runs here,
+    /// abandoning a start still in flight.
+    pub async fn stop_connector(&self, name: &str) {
+        let Some(slot) = self.find(name) else { return };
+        slot.abandon_calls();
+        let mut instance = slot.instance.lock().await;
+        self.stop_instance(name, &slot, &mut instance).await;
+        drop(instance);
+        self.release_if_idle(name, slot);
     }
 
     /// Start task `task` of `name` with `task_config`, under the
@@ -376,20 +448,28 @@ impl Worker {
         target: TargetState,
     ) -> Result<()> {
         connector_config.insert("name".into(), name.to_string());
-        let mut map = self.inner.units.lock().await;
-        let unit = self.unit(&mut map, name, &connector_config, target)?;
-        if let Some(running) = unit.tasks.remove(&task) {
+        let slot = self.slot(name, &connector_config)?;
+        let previous = lock(&slot.tasks).remove(&task);
+        if let Some(running) = previous {
             self.stop_running(name, vec![(task, running)]).await;
         }
-        if unit.instance.is_none() {
-            unit.config = connector_config;
-            unit.target = target;
-        }
-        let started = self.spawn_task(name, unit, task, task_config);
+        let started = self.spawn_task(
+            name,
+            slot.kind,
+            task,
+            &connector_config,
+            task_config,
+            target,
+        );
         self.inner.metrics.startup(Startup::Task(started.is_ok()));
         match started {
             Ok(running) => {
-                unit.tasks.insert(task, running);
+                // Another start of the same task raced this one: the
+                // later one runs, the other stops.
+                let raced = lock(&slot.tasks).insert(task, running);
+                if let Some(raced) = raced {
+                    self.stop_running(name, vec![(task, raced)]).await;
+                }
                 Ok(())
             }
             Err(e) => {
@@ -399,6 +479,7 @@ impl Worker {
                     State::Failed,
                     Some(e.to_string()),
                 );
+                self.release_if_idle(name, slot);
                 Err(e)
             }
         }
@@ -407,51 +488,50 @@ impl Worker {
     /// Stop these tasks where they run here (flushing and committing,
     /// together, within `task.shutdown.graceful.timeout.ms`).
     pub async fn stop_tasks(&self, tasks: &[TaskId]) {
-        let mut map = self.inner.units.lock().await;
         let mut by_connector: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
         for id in tasks {
             by_connector.entry(&id.connector).or_default().push(id.task);
         }
-        let stops = map.iter_mut().filter_map(|(name, unit)| {
-            let wanted = by_connector.get(name.as_str())?;
-            let running: Vec<_> = wanted
-                .iter()
-                .filter_map(|t| unit.tasks.remove(t).map(|r| (*t, r)))
-                .collect();
-            Some(self.stop_running(name, running))
+        let stops = by_connector.into_iter().filter_map(|(name, wanted)| {
+            let slot = self.find(name)?;
+            let running: Vec<_> = {
+                let mut tasks = lock(&slot.tasks);
+                wanted
+                    .iter()
+                    .filter_map(|t| tasks.remove(t).map(|r| (*t, r)))
+                    .collect()
+            };
+            Some(async move {
+                self.stop_running(name, running).await;
+                self.release_if_idle(name, slot);
+            })
         });
         futures::future::join_all(stops).await;
-        map.retain(|_, u| u.instance.is_some() || !u.tasks.is_empty());
     }
 
     /// Apply a new target state to whatever of `name` runs here: PAUSED
     /// and STARTED go to the tasks (and the connector's status, unless it
-    /// failed); STOPPED stops the instance and the tasks.
+    /// failed); STOPPED stops the instance (abandoning a start in flight)
+    /// and the tasks.
     pub async fn set_target_state(&self, name: &str, target: TargetState) {
+        let Some(slot) = self.find(name) else { return };
+        *lock(&slot.target) = target;
         if target == TargetState::Stopped {
-            let tasks: Vec<TaskId> = {
-                let map = self.inner.units.lock().await;
-                let Some(unit) = map.get(name) else { return };
-                unit.tasks.keys().map(|&t| task_id(name, t)).collect()
-            };
-            self.stop_tasks(&tasks).await;
-            let mut map = self.inner.units.lock().await;
-            if let Some(unit) = map.get_mut(name) {
-                self.stop_instance(name, unit).await;
-                map.remove(name);
-            }
+            slot.abandon_calls();
+            self.stop_running(name, slot.take_tasks()).await;
+            let mut instance = slot.instance.lock().await;
+            self.stop_instance(name, &slot, &mut instance).await;
+            drop(instance);
+            self.release_if_idle(name, slot);
             self.inner.status.put_connector(name, State::Stopped, None);
             return;
         }
-        let mut map = self.inner.units.lock().await;
-        let Some(unit) = map.get_mut(name) else {
-            return;
-        };
-        unit.target = target;
-        for task in unit.tasks.values() {
+        for task in lock(&slot.tasks).values() {
             let _ = task.control.send(target);
         }
-        if unit.instance.is_some() && self.inner.status.connector(name).0 != State::Failed {
+        if slot.running.load(Ordering::Acquire)
+            && self.inner.status.connector(name).0 != State::Failed
+        {
             let state = if target == TargetState::Paused {
                 State::Paused
             } else {
@@ -463,41 +543,48 @@ impl Worker {
 
     /// The connector instances and the tasks running on this worker.
     pub async fn running_units(&self) -> RunningUnits {
-        let map = self.inner.units.lock().await;
+        let map = lock(&self.inner.units);
         RunningUnits {
             connectors: map
                 .iter()
-                .filter(|(_, u)| u.instance.is_some())
+                .filter(|(_, s)| s.running.load(Ordering::Acquire))
                 .map(|(n, _)| n.clone())
                 .collect(),
             tasks: map
                 .iter()
-                .flat_map(|(n, u)| u.tasks.keys().map(move |&t| task_id(n, t)))
+                .flat_map(|(n, s)| {
+                    let ids: Vec<TaskId> = lock(&s.tasks).keys().map(|&t| task_id(n, t)).collect();
+                    ids
+                })
                 .collect(),
         }
     }
 
     /// Stop every connector and task, flushing and committing within
-    /// `task.shutdown.graceful.timeout.ms`.
+    /// `task.shutdown.graceful.timeout.ms`; plugin calls in flight are
+    /// abandoned.
     pub async fn shutdown(&self) {
-        let mut map = self.inner.units.lock().await;
+        let slots = std::mem::take(&mut *lock(&self.inner.units));
+        for slot in slots.values() {
+            slot.abandon_calls();
+        }
         // All connectors at once: each task has the same graceful timeout.
-        let stops = map.iter_mut().map(|(name, unit)| async move {
-            let tasks = std::mem::take(&mut unit.tasks);
-            self.stop_running(name, tasks.into_iter().collect()).await;
-            self.stop_instance(name, unit).await;
+        let stops = slots.iter().map(|(name, slot)| async move {
+            self.stop_running(name, slot.take_tasks()).await;
+            let mut instance = slot.instance.lock().await;
+            self.stop_instance(name, slot, &mut instance).await;
         });
         futures::future::join_all(stops).await;
-        map.clear();
     }
 
     /// Kill every task at once, without flushing or committing, as a crash
     /// (`kill -9`) would: for tests that prove recovery. The tasks show
     /// FAILED; connector instances are dropped without `stop`.
     pub async fn abort(&self) {
-        let mut map = self.inner.units.lock().await;
-        for (name, unit) in map.iter_mut() {
-            for (t, running) in std::mem::take(&mut unit.tasks) {
+        let slots = std::mem::take(&mut *lock(&self.inner.units));
+        for (name, slot) in &slots {
+            slot.abandon_calls();
+            for (t, running) in slot.take_tasks() {
                 running.handle.abort();
                 let _ = running.handle.await;
                 self.inner.status.task_state(
@@ -506,9 +593,9 @@ impl Worker {
                     Some("aborted (Worker::abort)".into()),
                 );
             }
-            unit.instance = None;
+            slot.instance.lock().await.connector = None;
+            slot.running.store(false, Ordering::Release);
         }
-        map.clear();
     }
 
     /// The topics connector `name` used, as the status store tracks them,
@@ -542,74 +629,120 @@ impl Worker {
         }
     }
 
-    /// The unit of `name`, created (nothing running) when absent.
-    fn unit<'m>(
-        &self,
-        map: &'m mut BTreeMap<String, Unit>,
-        name: &str,
-        config: &ConfigMap,
-        target: TargetState,
-    ) -> Result<&'m mut Unit> {
-        if !map.contains_key(name) {
-            let class = config.get("connector.class").map_or("", |c| c.trim());
-            let plugin = self.inner.plugins.connector(class)?;
-            map.insert(
-                name.to_string(),
-                Unit {
-                    config: config.clone(),
-                    kind: plugin.kind,
-                    target,
-                    instance: None,
-                    tasks: BTreeMap::new(),
-                },
-            );
+    /// The slot of `name`, when something of it runs (or starts) here.
+    fn find(&self, name: &str) -> Option<Arc<Slot>> {
+        lock(&self.inner.units).get(name).cloned()
+    }
+
+    /// The slot of `name`, created (nothing running) when absent.
+    fn slot(&self, name: &str, config: &ConfigMap) -> Result<Arc<Slot>> {
+        let mut map = lock(&self.inner.units);
+        if let Some(slot) = map.get(name) {
+            return Ok(slot.clone());
         }
-        map.get_mut(name).ok_or_else(|| not_found(name))
+        let class = config.get("connector.class").map_or("", |c| c.trim());
+        let plugin = self.inner.plugins.connector(class)?;
+        let slot = Arc::new(Slot {
+            kind: plugin.kind,
+            abandon: watch::channel(0).0,
+            instance: tokio::sync::Mutex::new(Instance {
+                config: config.clone(),
+                connector: None,
+            }),
+            running: AtomicBool::new(false),
+            target: std::sync::Mutex::new(TargetState::Started),
+            tasks: std::sync::Mutex::new(BTreeMap::new()),
+        });
+        map.insert(name.to_string(), slot.clone());
+        Ok(slot)
+    }
+
+    /// Forget `name`'s slot when nothing of it runs and nobody else holds
+    /// it (every holder took it from the map under the map's lock, so the
+    /// count cannot grow behind this check).
+    fn release_if_idle(&self, name: &str, slot: Arc<Slot>) {
+        let mut map = lock(&self.inner.units);
+        drop(slot);
+        let idle = map
+            .get(name)
+            .is_some_and(|s| Arc::strong_count(s) == 1 && s.is_idle());
+        if idle {
+            map.remove(name);
+        }
+    }
+
+    /// Run one call into connector `name`'s instance within
+    /// `connector.start.timeout.ms`, unless `abandoned` fires first.
+    async fn bounded<T>(
+        &self,
+        name: &str,
+        call: &str,
+        mut abandoned: watch::Receiver<u64>,
+        answer: impl std::future::Future<Output = Result<T>>,
+    ) -> std::result::Result<T, Unanswered> {
+        let limit = self.inner.config.connector_start_timeout();
+        tokio::select! {
+            answered = tokio::time::timeout(limit, answer) => match answered {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(e)) => Err(Unanswered::Failed(e)),
+                Err(_) => Err(Unanswered::Failed(ConnectError::other(format!(
+                    "Connector {name}: {call} did not return within connector.start.timeout.ms ({} ms) and was abandoned; check what it waits for (the system it connects to) or raise connector.start.timeout.ms, then restart the connector",
+                    limit.as_millis()
+                )))),
+            },
+            _ = abandoned.changed() => Err(Unanswered::Abandoned),
+        }
     }
 
     /// Create and start the connector instance and ask it for task configs;
-    /// sets the connector's status. `None` when it failed.
-    async fn start_instance(&self, name: &str, unit: &mut Unit) -> Option<Vec<ConfigMap>> {
+    /// sets the connector's status. `None` when it failed or was abandoned.
+    async fn start_instance(
+        &self,
+        name: &str,
+        slot: &Slot,
+        instance: &mut Instance,
+        abandoned: watch::Receiver<u64>,
+    ) -> Option<Vec<ConfigMap>> {
         let status = &self.inner.status;
+        let config = &instance.config;
         // A panic in the plugin fails the connector, as an error does.
-        let started = contain(format!("connector {name}: start"), async {
+        let start = contain(format!("connector {name}: start"), async {
             let plugin = self
                 .inner
                 .plugins
-                .connector(unit.config.get("connector.class").map_or("", |c| c.trim()))?;
-            let mut instance = plugin.create();
+                .connector(config.get("connector.class").map_or("", |c| c.trim()))?;
+            let mut connector = plugin.create();
             let ctx = Arc::new(Context {
                 name: name.to_string(),
                 status: status.clone(),
                 reconfigure: self.inner.reconfigure.clone(),
             });
-            let resolved = self.resolved(&unit.config)?;
-            instance.as_connector().start(&resolved, ctx).await?;
-            let max = tasks_max(&unit.config);
-            let configs = ask_task_configs(&self.inner.plugins, &unit.config, &mut instance).await?;
-            if configs.len() > max && enforce_tasks_max(&unit.config) {
+            let resolved = self.resolved(config)?;
+            connector.as_connector().start(&resolved, ctx).await?;
+            let max = tasks_max(config);
+            let configs = ask_task_configs(&self.inner.plugins, config, &mut connector).await?;
+            if configs.len() > max && enforce_tasks_max(config) {
                 return Err(ConnectError::other(format!(
                     "The connector {name} has generated {} tasks, which is greater than {max}, the maximum number of tasks it is configured to create. Set tasks.max.enforce=false to allow it.",
                     configs.len()
                 )));
             }
-            Ok::<_, ConnectError>((instance, configs))
-        })
-        .await;
+            Ok::<_, ConnectError>((connector, configs))
+        });
+        let started = self.bounded(name, "start", abandoned, start).await;
         self.inner.metrics.connector(
             name,
             ConnectorMeta {
-                class: self.plugin_class(&unit.config),
-                kind: task_kind(unit.kind),
+                class: self.plugin_class(config),
+                kind: task_kind(slot.kind),
             },
         );
-        self.inner
-            .metrics
-            .startup(Startup::Connector(started.is_ok()));
         match started {
-            Ok((instance, configs)) => {
-                unit.instance = Some(instance);
-                let state = if unit.target == TargetState::Paused {
+            Ok((connector, configs)) => {
+                self.inner.metrics.startup(Startup::Connector(true));
+                instance.connector = Some(connector);
+                slot.running.store(true, Ordering::Release);
+                let state = if slot.target() == TargetState::Paused {
                     State::Paused
                 } else {
                     State::Running
@@ -617,9 +750,14 @@ impl Worker {
                 status.put_connector(name, state, None);
                 Some(configs)
             }
-            Err(e) => {
+            Err(Unanswered::Failed(e)) => {
+                self.inner.metrics.startup(Startup::Connector(false));
                 tracing::error!(connector = %name, error = %e, "connector failed to start");
                 status.put_connector(name, State::Failed, Some(e.to_string()));
+                None
+            }
+            Err(Unanswered::Abandoned) => {
+                tracing::info!(connector = %name, "connector start abandoned for a later stop or start");
                 None
             }
         }
@@ -641,30 +779,30 @@ impl Worker {
         providers::resolve(config, &self.inner.providers)
     }
 
-    /// Start task `t` of `unit` with `task_config`.
+    /// Start task `t` of connector `name` (of `kind`) with `task_config`.
     fn spawn_task(
         &self,
         name: &str,
-        unit: &Unit,
+        kind: ConnectorType,
         t: u32,
+        connector_config: &ConfigMap,
         task_config: &ConfigMap,
+        target: TargetState,
     ) -> Result<RunningTask> {
         let id = task_id(name, t);
         let inner = &self.inner;
-        // Tasks come from the running instance, or from a fresh one when
-        // the instance runs elsewhere: only the class matters to a task.
-        let fresh;
-        let connector = match unit.instance.as_ref() {
-            Some(instance) => instance,
-            None => {
-                fresh = inner
-                    .plugins
-                    .connector(unit.config.get("connector.class").map_or("", |c| c.trim()))?
-                    .create();
-                &fresh
-            }
-        };
-        let connector_config = self.resolved(&unit.config)?;
+        // Tasks come from a fresh instance of the connector's class: only
+        // the class matters to a task (Kafka's `task.class`), and the
+        // running instance may be busy in a call of its own.
+        let connector = inner
+            .plugins
+            .connector(
+                connector_config
+                    .get("connector.class")
+                    .map_or("", |c| c.trim()),
+            )?
+            .create();
+        let connector_config = self.resolved(connector_config)?;
         let task_config = self.resolved(task_config)?;
         let converters = TaskConverters::for_connector(
             inner.plugins.converters(),
@@ -676,8 +814,8 @@ impl Worker {
         if inner.status.task(&id).0 != State::Restarting {
             inner.status.task_state(&id, State::Unassigned, None);
         }
-        let metrics = inner.metrics.task(&id, task_kind(unit.kind));
-        let (control, rx) = watch::channel(unit.target);
+        let metrics = inner.metrics.task(&id, task_kind(kind));
+        let (control, rx) = watch::channel(target);
         let status: Arc<dyn StatusListener> = inner.status.clone();
         let span = tracing::info_span!("task", connector = %name, task = t);
         let handle = match connector {
@@ -744,19 +882,26 @@ impl Worker {
         futures::future::join_all(waits).await;
     }
 
-    /// Stop the instance only.
-    async fn stop_instance(&self, name: &str, unit: &mut Unit) {
-        if let Some(mut instance) = unit.instance.take() {
-            let stopped = instance.as_connector().stop();
-            if let Err(e) = contain(format!("connector {name}: stop"), stopped).await {
-                tracing::warn!(connector = %name, error = %e, "connector stop failed");
+    /// Stop the instance only, within `task.shutdown.graceful.timeout.ms`:
+    /// a `stop` that hangs past it is abandoned (as Kafka abandons a
+    /// connector that does not stop in time).
+    async fn stop_instance(&self, name: &str, slot: &Slot, instance: &mut Instance) {
+        slot.running.store(false, Ordering::Release);
+        if let Some(mut connector) = instance.connector.take() {
+            let timeout = self.inner.config.shutdown_timeout();
+            let stopped = contain(format!("connector {name}: stop"), async move {
+                connector.as_connector().stop().await
+            });
+            match tokio::time::timeout(timeout, stopped).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::warn!(connector = %name, error = %e, "connector stop failed")
+                }
+                Err(_) => tracing::error!(connector = %name,
+                    "connector stop did not return within task.shutdown.graceful.timeout.ms ({timeout:?}); abandoned it"),
             }
         }
     }
-}
-
-fn not_found(name: &str) -> ConnectError {
-    ConnectError::not_found(format!("Connector {name} not found"))
 }
 
 fn task_id(name: &str, task: u32) -> TaskId {

@@ -192,6 +192,7 @@ impl Connector for PassThroughSource {
     }
     async fn start(&mut self, config: &ConfigMap, ctx: Arc<dyn ConnectorContext>) -> Result<()> {
         self.0 = config.clone();
+        hang_if(config, "start").await;
         if config
             .get("reconfigure.on.start")
             .is_some_and(|v| v == "true")
@@ -201,10 +202,19 @@ impl Connector for PassThroughSource {
         Ok(())
     }
     async fn task_configs(&mut self, _max: usize) -> Result<Vec<ConfigMap>> {
+        hang_if(&self.0, "task_configs").await;
         Ok(vec![self.0.clone()])
     }
     async fn stop(&mut self) -> Result<()> {
+        hang_if(&self.0, "stop").await;
         Ok(())
+    }
+}
+
+/// Never returns when `hang.in` names `call`: a plugin call that hangs.
+async fn hang_if(config: &ConfigMap, call: &str) {
+    if config.get("hang.in").is_some_and(|c| c == call) {
+        std::future::pending::<()>().await;
     }
 }
 
