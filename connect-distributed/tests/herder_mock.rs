@@ -49,7 +49,42 @@ fn plugins() -> Plugins {
     plugins.register_sink(SINK_NAMES[0], &SINK_NAMES[1..], || {
         Box::new(FileStreamSinkConnector::default())
     });
+    plugins.register_source("test.HangingSource", &["HangingSource"], || {
+        Box::new(HangingSource)
+    });
     plugins
+}
+
+/// A source connector whose `start` never returns.
+struct HangingSource;
+
+#[async_trait::async_trait]
+impl connect_api::connector::Connector for HangingSource {
+    fn version(&self) -> String {
+        "1.0".into()
+    }
+    fn config_def(&self) -> connect_api::config::ConfigDef {
+        connect_api::config::ConfigDef::new()
+    }
+    async fn start(
+        &mut self,
+        _: &ConfigMap,
+        _: Arc<dyn connect_api::connector::ConnectorContext>,
+    ) -> connect_api::Result<()> {
+        std::future::pending().await
+    }
+    async fn task_configs(&mut self, _: usize) -> connect_api::Result<Vec<ConfigMap>> {
+        Ok(Vec::new())
+    }
+    async fn stop(&mut self) -> connect_api::Result<()> {
+        Ok(())
+    }
+}
+
+impl connect_api::connector::SourceConnector for HangingSource {
+    fn create_task(&self) -> Box<dyn connect_api::source::SourceTask> {
+        connect_api::connector::SourceConnector::create_task(&FileStreamSourceConnector::default())
+    }
 }
 
 /// One worker of the cluster: its herder and REST server.
@@ -418,4 +453,64 @@ async fn a_panicking_herder_loop_stops_the_work_and_the_worker() {
     if let Some(rest) = n.rest {
         rest.stop().await;
     }
+}
+
+/// A connector whose `start` hangs (within the default 60 s
+/// `connector.start.timeout.ms`) holds up neither the herder loop nor
+/// another connector: one created after it runs its task at once, and the
+/// hanging one can be deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_start_holds_up_no_other_connector() {
+    let mock = mock(&[("lines", 1)]);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "a\nb\n").unwrap();
+    let n = node(&mock, "hang", true).await;
+    eventually("joined", async || (n.herder.generation() > 0).then_some(())).await;
+    n.herder
+        .create_connector(
+            "stuck",
+            config(&[("connector.class", "HangingSource")]),
+            TargetState::Started,
+        )
+        .await
+        .unwrap();
+    let source = config(&[
+        ("connector.class", "FileStreamSource"),
+        ("file", input.to_str().unwrap()),
+        ("topic", "lines"),
+    ]);
+    n.herder
+        .create_connector("src", source, TargetState::Started)
+        .await
+        .unwrap();
+    // Far less than the stuck start's 60 s bound.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let running = n
+            .herder
+            .connector_status("src")
+            .await
+            .ok()
+            .is_some_and(|s| {
+                s.connector.state == "RUNNING"
+                    && s.tasks.len() == 1
+                    && s.tasks[0].state.state == "RUNNING"
+            });
+        if running {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second connector did not run beside a hanging start"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    n.herder.delete_connector("stuck").await.unwrap();
+    let worker = n.herder.worker().clone();
+    eventually("the stuck connector gone from the worker", async || {
+        (!worker.running_units().await.connectors.contains("stuck")).then_some(())
+    })
+    .await;
+    n.stop().await;
 }

@@ -17,6 +17,7 @@ use connect_api::config::ConfigMap;
 use connect_runtime::status::{State, TaskId};
 use connect_runtime::worker::Worker;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::{properties_to_map, Shared};
@@ -55,6 +56,26 @@ struct TaskConfigs {
     task: ConfigMap,
 }
 
+/// What a call into a connector instance answered. The calls run off the
+/// loop, so a plugin that hangs holds up only its own connector, never a
+/// rebalance, a config change or another connector (review F3).
+struct Answer {
+    name: String,
+    kind: Answered,
+}
+
+enum Answered {
+    /// `Worker::start_connector` for this config and target: the task
+    /// configs, `None` when it failed (its status says why).
+    Start {
+        config: ConfigMap,
+        target: TargetState,
+        generated: Option<Vec<ConfigMap>>,
+    },
+    /// `Worker::connector_task_configs` after a reconfiguration request.
+    TaskConfigs(connect_api::Result<Option<Vec<ConfigMap>>>),
+}
+
 /// The units the current assignment gives this worker.
 #[derive(Default)]
 struct Owned {
@@ -89,6 +110,12 @@ pub(super) struct Engine {
     /// a change means the leader must assign again.
     layout: BTreeMap<String, TaskLayout>,
     restarts: broadcast::Receiver<RestartRequest>,
+    answers: mpsc::UnboundedReceiver<Answer>,
+    answer_to: mpsc::UnboundedSender<Answer>,
+    /// Calls into connector instances in flight, by connector: cancelled
+    /// before this loop stops or restarts the connector, so a late start
+    /// never brings back an instance this worker no longer runs.
+    calls: BTreeMap<String, Vec<JoinHandle<()>>>,
 }
 
 impl Engine {
@@ -101,7 +128,11 @@ impl Engine {
         shutdown: watch::Receiver<bool>,
     ) -> Engine {
         let restarts = shared.configs.restart_requests();
+        let (answer_to, answers) = mpsc::unbounded_channel();
         Engine {
+            answers,
+            answer_to,
+            calls: BTreeMap::new(),
             shared,
             member: Some(member),
             events,
@@ -155,7 +186,8 @@ impl Engine {
                     }
                     self.on_config().await;
                 }
-                Some(name) = self.reconfigure.recv() => self.on_reconfigure(&name).await,
+                Some(name) = self.reconfigure.recv() => self.on_reconfigure(&name),
+                Some(answer) = self.answers.recv() => self.on_answer(answer).await,
                 Some(done) = self.stop_requests.recv() => {
                     self.revoke_all().await;
                     let _ = done.send(());
@@ -340,8 +372,7 @@ impl Engine {
             }
         }
         for name in stop_connectors {
-            self.worker().stop_connector(&name).await;
-            self.started.connectors.remove(&name);
+            self.stop_connector(&name).await;
         }
         let owned: Vec<String> = self.owned.connectors.iter().cloned().collect();
         for name in owned {
@@ -360,7 +391,7 @@ impl Engine {
                 }
             };
             if restart {
-                self.start_connector(&name, config, target, &state).await;
+                self.start_connector(&name, config, target);
             } else if let Some(started) = self.started.connectors.get_mut(&name) {
                 started.target = target;
             }
@@ -452,39 +483,106 @@ impl Engine {
             .retain(|n, _| state.connector_config(n).is_some());
     }
 
-    /// Start (or restart) the connector instance and hand its task configs
-    /// to the leader when they differ from the committed ones.
-    async fn start_connector(
-        &mut self,
-        name: &str,
-        config: ConfigMap,
-        target: TargetState,
-        state: &ConfigState,
-    ) {
-        let generated = self
-            .worker()
-            .start_connector(name, config.clone(), target)
-            .await;
-        self.started
-            .connectors
-            .insert(name.to_string(), StartedConnector { config, target });
+    /// Start (or restart) the connector instance off the loop; its task
+    /// configs come back as an [`Answer`].
+    fn start_connector(&mut self, name: &str, config: ConfigMap, target: TargetState) {
+        self.cancel_calls(name);
+        self.started.connectors.insert(
+            name.to_string(),
+            StartedConnector {
+                config: config.clone(),
+                target,
+            },
+        );
         self.started.targets.insert(name.to_string(), target);
-        if let Some(configs) = generated {
-            // A stopped connector's empty task list is the leader's to write.
-            if target != TargetState::Stopped {
-                self.publish(name, configs, state).await;
-            }
+        let worker = self.worker().clone();
+        let to = self.answer_to.clone();
+        let owned_name = name.to_string();
+        self.call(name, async move {
+            let generated = worker
+                .start_connector(&owned_name, config.clone(), target)
+                .await;
+            let kind = Answered::Start {
+                config,
+                target,
+                generated,
+            };
+            let _ = to.send(Answer {
+                name: owned_name,
+                kind,
+            });
+        });
+    }
+
+    /// Stop the connector instance here, cancelling its calls in flight.
+    async fn stop_connector(&mut self, name: &str) {
+        self.cancel_calls(name);
+        self.worker().stop_connector(name).await;
+        self.started.connectors.remove(name);
+    }
+
+    /// Run a call into connector `name`'s instance off the loop.
+    fn call(&mut self, name: &str, call: impl std::future::Future<Output = ()> + Send + 'static) {
+        let calls = self.calls.entry(name.to_string()).or_default();
+        calls.retain(|c| !c.is_finished());
+        calls.push(tokio::spawn(call));
+    }
+
+    /// Cancel connector `name`'s calls in flight: a call not yet begun
+    /// never runs, one in the plugin is dropped there.
+    fn cancel_calls(&mut self, name: &str) {
+        for call in self.calls.remove(name).unwrap_or_default() {
+            call.abort();
         }
     }
 
-    async fn on_reconfigure(&mut self, name: &str) {
-        match self.worker().connector_task_configs(name).await {
-            Ok(Some(configs)) => {
-                let state = self.shared.configs.state();
-                self.publish(name, configs, &state).await;
+    fn on_reconfigure(&mut self, name: &str) {
+        if !self.started.connectors.contains_key(name) {
+            return;
+        }
+        let worker = self.worker().clone();
+        let to = self.answer_to.clone();
+        let owned_name = name.to_string();
+        self.call(name, async move {
+            let answered = worker.connector_task_configs(&owned_name).await;
+            let _ = to.send(Answer {
+                name: owned_name,
+                kind: Answered::TaskConfigs(answered),
+            });
+        });
+    }
+
+    /// A connector call answered: hand its task configs to the leader when
+    /// this worker still runs the connector as the call started it.
+    async fn on_answer(&mut self, answer: Answer) {
+        let name = answer.name.as_str();
+        match answer.kind {
+            Answered::Start {
+                config,
+                target,
+                generated,
+            } => {
+                let current = self
+                    .started
+                    .connectors
+                    .get(name)
+                    .is_some_and(|s| s.config == config && s.target == target);
+                // A stopped connector's empty task list is the leader's to write.
+                if let (true, Some(configs)) = (current, generated) {
+                    if target != TargetState::Stopped {
+                        let state = self.shared.configs.state();
+                        self.publish(name, configs, &state).await;
+                    }
+                }
             }
-            Ok(None) => {}
-            Err(e) => {
+            Answered::TaskConfigs(Ok(Some(configs))) => {
+                if self.started.connectors.contains_key(name) {
+                    let state = self.shared.configs.state();
+                    self.publish(name, configs, &state).await;
+                }
+            }
+            Answered::TaskConfigs(Ok(None)) => {}
+            Answered::TaskConfigs(Err(e)) => {
                 tracing::error!(connector = %name, error = %e, "the connector could not generate task configs");
                 self.shared
                     .status
@@ -545,6 +643,8 @@ impl Engine {
                 let failed = status.connector(&r.connector).0 == State::Failed;
                 if !r.only_failed || failed {
                     status.put_connector(&r.connector, State::Restarting, None);
+                    // Started again by the reconciliation that follows,
+                    // which first cancels what it still does.
                     self.started.connectors.remove(&r.connector);
                 }
             }
@@ -601,6 +701,9 @@ impl Engine {
     async fn stop_all(&mut self) {
         let tasks: Vec<TaskId> = self.started.tasks.keys().map(runtime_task).collect();
         self.worker().stop_tasks(&tasks).await;
+        for call in std::mem::take(&mut self.calls).into_values().flatten() {
+            call.abort();
+        }
         for name in std::mem::take(&mut self.started.connectors).into_keys() {
             self.worker().stop_connector(&name).await;
         }
