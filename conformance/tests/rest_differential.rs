@@ -1223,7 +1223,7 @@ fn known_differences() -> Vec<Known> {
             lines: &[
                 r"^body/configs/array of named/\[(connector|key\.converter|value\.converter|header\.converter)\.plugin\.version\]: only Kafka has it",
                 r"^body/configs/array of named/\[(topic\.creation\.groups|exactly\.once\.support|transaction\.boundary|transaction\.boundary\.interval\.ms|offsets\.storage\.topic)\]: only Kafka has it",
-                r"^body/configs/array of named/\[(errors\.deadletterqueue\.[a-z.]+|offsets\.invalid\.policy|source\.max\.inflight\.records|topic\.creation\.default\.(partitions|replication\.factor))\]: only ours has it",
+                r"^body/configs/array of named/\[(errors\.deadletterqueue\.[a-z.]+|auto\.restart\.[a-z.]+|offsets\.invalid\.policy|source\.max\.inflight\.records|topic\.creation\.default\.(partitions|replication\.factor))\]: only ours has it",
                 r"^body/groups: Kafka has \d+ elements .*, ours \d+ ",
             ],
         },

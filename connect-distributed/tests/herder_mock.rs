@@ -52,7 +52,76 @@ fn plugins() -> Plugins {
     plugins.register_source("test.HangingSource", &["HangingSource"], || {
         Box::new(HangingSource)
     });
+    plugins.register_source("test.FlakySource", &["FlakySource"], || {
+        Box::new(FlakySource(ConfigMap::new()))
+    });
     plugins
+}
+
+/// Polls that fail before FlakySource's tasks run quietly.
+static FLAKY_FAILURES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// A source whose tasks fail their first poll while `FLAKY_FAILURES` is
+/// above zero (each failure takes one), then poll nothing.
+struct FlakySource(ConfigMap);
+
+#[async_trait::async_trait]
+impl connect_api::connector::Connector for FlakySource {
+    fn version(&self) -> String {
+        "1.0".into()
+    }
+    fn config_def(&self) -> connect_api::config::ConfigDef {
+        connect_api::config::ConfigDef::new()
+    }
+    async fn start(
+        &mut self,
+        config: &ConfigMap,
+        _: Arc<dyn connect_api::connector::ConnectorContext>,
+    ) -> connect_api::Result<()> {
+        self.0 = config.clone();
+        Ok(())
+    }
+    async fn task_configs(&mut self, _: usize) -> connect_api::Result<Vec<ConfigMap>> {
+        Ok(vec![self.0.clone()])
+    }
+    async fn stop(&mut self) -> connect_api::Result<()> {
+        Ok(())
+    }
+}
+
+impl connect_api::connector::SourceConnector for FlakySource {
+    fn create_task(&self) -> Box<dyn connect_api::source::SourceTask> {
+        Box::new(FlakyTask)
+    }
+}
+
+struct FlakyTask;
+
+#[async_trait::async_trait]
+impl connect_api::source::SourceTask for FlakyTask {
+    async fn start(
+        &mut self,
+        _: &ConfigMap,
+        _: Arc<dyn connect_api::source::SourceTaskContext>,
+    ) -> connect_api::Result<()> {
+        Ok(())
+    }
+    async fn poll(&mut self) -> connect_api::Result<Vec<connect_api::SourceRecord>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        if FLAKY_FAILURES
+            .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(connect_api::ConnectError::other(
+                "flaky: the system behind it is down",
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Ok(Vec::new())
+    }
+    async fn stop(&mut self) -> connect_api::Result<()> {
+        Ok(())
+    }
 }
 
 /// A source connector whose `start` never returns.
@@ -512,5 +581,37 @@ async fn a_hanging_start_holds_up_no_other_connector() {
         (!worker.running_units().await.connectors.contains("stuck")).then_some(())
     })
     .await;
+    n.stop().await;
+}
+
+/// With `auto.restart.enable` (here in the connector's config), a task
+/// that fails is restarted by the worker that runs it until it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_restart_policy_brings_a_flaky_task_back() {
+    let mock = mock(&[]);
+    FLAKY_FAILURES.store(2, std::sync::atomic::Ordering::SeqCst);
+    let n = node(&mock, "flaky", true).await;
+    eventually("joined", async || (n.herder.generation() > 0).then_some(())).await;
+    n.herder
+        .create_connector(
+            "flaky",
+            config(&[
+                ("connector.class", "FlakySource"),
+                ("auto.restart.enable", "true"),
+                ("auto.restart.backoff.ms", "100"),
+            ]),
+            TargetState::Started,
+        )
+        .await
+        .unwrap();
+    eventually("the flaky task RUNNING after its failures", async || {
+        let s = n.herder.connector_status("flaky").await.ok()?;
+        let running = s.tasks.len() == 1 && s.tasks[0].state.state == "RUNNING";
+        let used_up = FLAKY_FAILURES.load(std::sync::atomic::Ordering::SeqCst) == 0;
+        (running && used_up).then_some(())
+    })
+    .await;
+    let (attempts, gave_up) = n.herder.worker().metrics().auto_restarts();
+    assert_eq!((attempts, gave_up), (2, 0));
     n.stop().await;
 }

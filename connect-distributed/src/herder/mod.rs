@@ -409,6 +409,25 @@ impl DistributedHerder {
         );
         let engine = tokio::spawn(engine.run());
         tokio::spawn(supervise(engine, self.shared.clone()));
+        // Automatic restarts (auto.restart.*) of the units this worker runs.
+        let weak = Arc::downgrade(&self.shared);
+        let stop = self.stop.clone();
+        let worker = &self.shared.worker;
+        tokio::spawn(connect_runtime::herder::run_auto_restarts(
+            move || {
+                if *stop.borrow() {
+                    return None;
+                }
+                let shared = weak.upgrade()?;
+                Some(Arc::new(DistributedHerder {
+                    shared,
+                    stop: stop.clone(),
+                }))
+            },
+            worker.status_store().clone(),
+            worker.metrics().clone(),
+            worker.config().originals().clone(),
+        ));
         Ok(())
     }
 

@@ -32,9 +32,12 @@ use crate::status::TargetState;
 use crate::worker::offset_admin::{ConnectorOffsets, OffsetChange};
 use crate::worker::{ConnectorInfo, ConnectorStatus, Plugins, TaskStateInfo, WorkerConfig};
 
+mod auto_restart;
 mod standalone;
 mod validation;
 
+pub use auto_restart::run as run_auto_restarts;
+pub use auto_restart::{auto_restart_connector_def, auto_restart_worker_def, RestartPolicy};
 pub use standalone::StandaloneHerder;
 pub use validation::{check_connector_config, validate_connector_config};
 

@@ -125,6 +125,17 @@ impl StandaloneHerder {
             }),
         };
         tokio::spawn(reconfigure_loop(Arc::downgrade(&herder.inner), rx));
+        let weak = Arc::downgrade(&herder.inner);
+        let worker = herder.worker();
+        tokio::spawn(super::run_auto_restarts(
+            move || {
+                weak.upgrade()
+                    .map(|inner| Arc::new(StandaloneHerder { inner }))
+            },
+            worker.status_store().clone(),
+            worker.metrics().clone(),
+            worker.config().originals().clone(),
+        ));
         herder
     }
 

@@ -139,6 +139,20 @@ impl WorkerMetrics {
                 [(none(), Sample::Count(v))],
             )?;
         }
+        // Ours: automatic restarts (auto.restart.enable).
+        let (attempts, gave_up) = self.auto_restarts();
+        family(
+            encoder,
+            &format!("{w}auto_restart_attempts_total"),
+            "Automatic restarts of failed connectors and tasks this worker tried (auto.restart.enable).",
+            [(none(), Sample::Count(attempts))],
+        )?;
+        family(
+            encoder,
+            &format!("{w}auto_restart_gave_up_total"),
+            "Failed connectors and tasks whose automatic restarts gave up (auto.restart.max.attempts).",
+            [(none(), Sample::Count(gave_up))],
+        )?;
         Ok(())
     }
 

@@ -423,6 +423,8 @@ struct Inner {
     startups: [AtomicU64; 6],
     /// Distributed mode's rebalances (exported once one completed).
     rebalance: RebalanceMetrics,
+    /// Automatic restarts tried, and units they gave up on.
+    auto_restarts: [AtomicU64; 2],
 }
 
 impl std::fmt::Debug for WorkerMetrics {
@@ -450,6 +452,7 @@ impl WorkerMetrics {
                 tasks: Mutex::default(),
                 startups: Default::default(),
                 rebalance: RebalanceMetrics::default(),
+                auto_restarts: Default::default(),
             }),
         }
     }
@@ -493,6 +496,21 @@ impl WorkerMetrics {
         self.inner.startups[base].fetch_add(1, Ordering::Relaxed);
         let slot = if ok { base + 1 } else { base + 2 };
         self.inner.startups[slot].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Count an automatic restart (`true`), or a unit the automatic
+    /// restarts gave up on (`false`).
+    pub fn auto_restart(&self, attempted: bool) {
+        let slot = if attempted { 0 } else { 1 };
+        self.inner.auto_restarts[slot].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Automatic restarts tried, and units they gave up on.
+    pub fn auto_restarts(&self) -> (u64, u64) {
+        (
+            self.inner.auto_restarts[0].load(Ordering::Relaxed),
+            self.inner.auto_restarts[1].load(Ordering::Relaxed),
+        )
     }
 
     /// The rebalance metrics a distributed herder keeps.

@@ -74,6 +74,7 @@ pub fn worker_config_def() -> ConfigDef {
             .doc("Allow PUT /connectors/{name}/topics/reset."))
         .define(ConfigKey::new("connector.start.timeout.ms", ConfigType::Long).default(60_000i64).validator(Range::at_least(1)).importance(Importance::Low).group(G, 16)
             .doc("How long a connector's start (and its task_configs call) may take before the connector is marked FAILED and the call is abandoned. Not a Kafka key: Kafka's worker waits for ever. Other connectors never wait for it."))
+        .merge(&crate::herder::auto_restart_worker_def())
 }
 
 /// Legacy keys Kafka still accepts with a deprecation warning.
@@ -245,6 +246,7 @@ pub fn connector_base_def() -> ConfigDef {
         .define(ConfigKey::new("config.action.reload", ConfigType::String).default("restart").validator(ValidString::case_insensitive(["none", "restart"])).importance(Importance::Low).group(G, 10)
             .doc("What to do when an external config provider reports a change: restart or none."))
         .merge(&error_config_def())
+        .merge(&crate::herder::auto_restart_connector_def())
 }
 
 /// Extra keys of sink connectors.
