@@ -36,7 +36,10 @@ mod standalone;
 mod validation;
 
 pub use standalone::StandaloneHerder;
-pub use validation::{check_connector_config, validate_connector_config};
+pub use validation::{
+    check_connector_config, unknown_connector_keys, validate_connector_config, UnknownKey,
+    CONNECTOR_PASS_THROUGH_PREFIXES,
+};
 
 /// What the REST API and the CLI need from a worker (Kafka's `Herder`).
 ///
