@@ -335,3 +335,194 @@ fn push_error(reports: &mut Vec<ConfigReport>, key: &str, message: String) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use async_trait::async_trait;
+    use connect_api::config::{ConfigKey, ConfigType, Importance};
+    use connect_api::connector::{ConnectorContext, SinkConnector};
+    use connect_api::sink::{SinkTask, SinkTaskContext};
+    use connect_api::{Connector, SinkRecord};
+
+    use super::*;
+
+    /// A sink with one key of its own, `path`; it never runs.
+    struct PathSink;
+
+    struct NoTask;
+
+    #[async_trait]
+    impl SinkTask for NoTask {
+        async fn start(&mut self, _: &ConfigMap, _: Arc<dyn SinkTaskContext>) -> Result<()> {
+            Ok(())
+        }
+        async fn put(&mut self, _: &[SinkRecord]) -> Result<()> {
+            Ok(())
+        }
+        async fn stop(&mut self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    #[async_trait]
+    impl Connector for PathSink {
+        fn version(&self) -> String {
+            "1".into()
+        }
+        fn config_def(&self) -> ConfigDef {
+            ConfigDef::new().define(
+                ConfigKey::new("path", ConfigType::String)
+                    .optional()
+                    .importance(Importance::High)
+                    .doc("Where to write."),
+            )
+        }
+        async fn start(&mut self, _: &ConfigMap, _: Arc<dyn ConnectorContext>) -> Result<()> {
+            Ok(())
+        }
+        async fn task_configs(&mut self, _: usize) -> Result<Vec<ConfigMap>> {
+            Ok(Vec::new())
+        }
+        async fn stop(&mut self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    impl SinkConnector for PathSink {
+        fn create_task(&self) -> Box<dyn SinkTask> {
+            Box::new(NoTask)
+        }
+    }
+
+    fn plugins() -> Plugins {
+        let mut p = Plugins::with_builtins();
+        p.register_sink("test.PathSink", &["PathSink"], || Box::new(PathSink));
+        p
+    }
+
+    fn config(extra: &[(&str, &str)]) -> ConfigMap {
+        let mut c = ConfigMap::from_pairs([
+            ("name", "s"),
+            ("connector.class", "PathSink"),
+            ("topics", "t"),
+        ]);
+        for (k, v) in extra {
+            c.insert(k.to_string(), v.to_string());
+        }
+        c
+    }
+
+    #[test]
+    fn edit_distance_counts_insertions_deletions_and_substitutions() {
+        assert_eq!(edit_distance("topic", "topic"), 0);
+        assert_eq!(edit_distance("topicz", "topic"), 1);
+        assert_eq!(edit_distance("tpoic", "topic"), 2);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("päth", "path"), 1);
+    }
+
+    #[test]
+    fn unknown_keys_are_those_no_definition_or_prefix_covers() {
+        let c = config(&[
+            ("pth", "/tmp"),
+            ("tasks.max", "2"),
+            ("transforms", "x"),
+            ("transforms.x.type", "InsertField$Value"),
+            ("transforms.x.whatever", "1"),
+            ("value.converter.anything", "1"),
+            ("consumer.override.max.poll.records", "5"),
+            ("transaction.boundary", "poll"),
+            ("completely.different", "1"),
+        ]);
+        let unknown = unknown_connector_keys(&plugins(), &c);
+        assert_eq!(
+            unknown,
+            [
+                UnknownKey {
+                    key: "completely.different".into(),
+                    did_you_mean: None
+                },
+                UnknownKey {
+                    key: "pth".into(),
+                    did_you_mean: Some("path".into())
+                },
+            ]
+        );
+        let text = unknown[1].to_string();
+        assert!(text.contains("'pth'") && text.contains("Did you mean 'path'?"));
+        assert!(unknown[0].to_string().contains("Check its spelling"));
+        // An unknown connector class is validation's error, not a list here.
+        assert!(
+            unknown_connector_keys(&plugins(), &config(&[("connector.class", "Nope")])).is_empty()
+        );
+    }
+
+    #[test]
+    fn a_converter_error_is_on_the_key_and_configure_runs_only_on_known_classes() {
+        let (_, reports) = validate_connector_config(
+            &plugins(),
+            &config(&[
+                ("key.converter", "Strin"),
+                ("value.converter", "JsonConverter"),
+                ("value.converter.schemas.cache.size", "-1"),
+                ("header.converter", "StringConverter"),
+                ("header.converter.converter.encoding", "NO-SUCH-CHARSET"),
+            ]),
+        )
+        .unwrap();
+        let errors = |key: &str| {
+            reports
+                .iter()
+                .find(|r| r.name == key)
+                .map(|r| r.errors.clone())
+                .unwrap_or_default()
+        };
+        assert!(errors("key.converter")[0].contains("Strin"), "{reports:?}");
+        assert_eq!(errors("value.converter.schemas.cache.size").len(), 1);
+        assert!(errors("value.converter").is_empty());
+        assert_eq!(
+            errors("header.converter.converter.encoding").len(),
+            1,
+            "{reports:?}"
+        );
+    }
+
+    /// A `Write` into a shared buffer, for capturing log lines.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn accepting_a_config_warns_about_each_unknown_key_naming_the_connector() {
+        let logs = Captured::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let accepted = tracing::subscriber::with_default(subscriber, || {
+            check_connector_config(&plugins(), &config(&[("pth", "/tmp")]))
+        });
+        assert!(accepted.is_ok(), "unknown keys are no error: {accepted:?}");
+        let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        assert!(
+            text.contains("WARN")
+                && text.contains("connector 's'")
+                && text.contains("'pth'")
+                && text.contains("Did you mean 'path'?"),
+            "{text}"
+        );
+    }
+}
