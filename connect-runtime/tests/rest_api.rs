@@ -728,7 +728,8 @@ fn validate_errors(infos: &Json, key: &str) -> Option<Vec<String>> {
 async fn unknown_plugin_classes_and_bad_plugin_configs_are_refused_up_front_naming_the_key() {
     let f = Fixture::start().await;
     // (extra entries, the key the error must be on, a word of its message)
-    let cases: &[(&[(&str, &str)], &str, &str)] = &[
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: &[Case] = &[
         (
             &[(
                 "value.converter",
