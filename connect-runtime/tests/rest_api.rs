@@ -688,6 +688,222 @@ async fn create_rejects_bad_requests_without_side_effects() {
     f.stop().await;
 }
 
+/// A CounterSource config with `extra` entries added.
+fn counter_config(extra: &[(&str, &str)]) -> Json {
+    let mut config = json!({"connector.class": "CounterSource", "topic": "t"});
+    for (k, v) in extra {
+        config[*k] = json!(v);
+    }
+    config
+}
+
+/// PUT `config` (named "v") to CounterSource's validate endpoint.
+async fn validate_counter(f: &Fixture, config: &Json) -> Reply {
+    let mut config = config.clone();
+    config["name"] = json!("v");
+    let path = "/connector-plugins/CounterSource/config/validate";
+    let r = f.call("PUT", path, Some(&config.to_string())).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r
+}
+
+/// The errors the validate response reports on `key` (`None`: no entry).
+fn validate_errors(infos: &Json, key: &str) -> Option<Vec<String>> {
+    infos["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["value"]["name"] == key)
+        .map(|c| {
+            c["value"]["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e.as_str().unwrap().to_string())
+                .collect()
+        })
+}
+
+#[tokio::test]
+async fn unknown_plugin_classes_and_bad_plugin_configs_are_refused_up_front_naming_the_key() {
+    let f = Fixture::start().await;
+    // (extra entries, the key the error must be on, a word of its message)
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: &[Case] = &[
+        (
+            &[(
+                "value.converter",
+                "org.apache.kafka.connect.json.JsonConverterr",
+            )],
+            "value.converter",
+            "JsonConverterr",
+        ),
+        (
+            &[("key.converter", "StringConvertr")],
+            "key.converter",
+            "StringConvertr",
+        ),
+        (
+            &[("header.converter", "NoSuchHeaderConverter")],
+            "header.converter",
+            "NoSuchHeaderConverter",
+        ),
+        (
+            &[("value.converter", " ")],
+            "value.converter",
+            "No class given",
+        ),
+        (
+            &[
+                ("value.converter", "JsonConverter"),
+                ("value.converter.schemas.enable", "maybe"),
+            ],
+            "value.converter.schemas.enable",
+            "true or false",
+        ),
+        (
+            &[
+                ("value.converter", "JsonConverter"),
+                ("value.converter.decimal.format", "ROMAN"),
+            ],
+            "value.converter.decimal.format",
+            "ROMAN",
+        ),
+        (
+            &[("transforms", "t"), ("transforms.t.type", "NoSuchSmt")],
+            "transforms.t.type",
+            "NoSuchSmt",
+        ),
+        (
+            &[
+                ("predicates", "p"),
+                ("predicates.p.type", "NoSuchPredicate"),
+            ],
+            "predicates.p.type",
+            "NoSuchPredicate",
+        ),
+    ];
+    for (extra, key, needle) in cases {
+        let config = counter_config(extra);
+        let body = json!({"name": "bad", "config": config});
+        let r = f.call("POST", "/connectors", Some(&body.to_string())).await;
+        assert_eq!(r.status, 400, "POST {config}: {}", r.body);
+        assert!(
+            r.message().contains("Connector configuration is invalid")
+                && r.message().contains(&format!("{key}: "))
+                && r.message().contains(needle),
+            "POST {config}: expected an error on {key} with '{needle}' in '{}'",
+            r.message()
+        );
+
+        let r = f
+            .call("PUT", "/connectors/bad/config", Some(&config.to_string()))
+            .await;
+        assert_eq!(r.status, 400, "PUT {config}: {}", r.body);
+        assert!(
+            r.message().contains(&format!("{key}: ")) && r.message().contains(needle),
+            "PUT {config}: expected an error on {key} in '{}'",
+            r.message()
+        );
+
+        let v = validate_counter(&f, &config).await;
+        assert!(
+            v.body["error_count"].as_u64() > Some(0),
+            "{config}: {}",
+            v.body
+        );
+        let errors = validate_errors(&v.body, key)
+            .unwrap_or_else(|| panic!("{config}: no entry for {key}: {}", v.body));
+        assert!(
+            errors.iter().any(|e| e.contains(needle)),
+            "{config}: errors on {key}: {errors:?}"
+        );
+    }
+    assert_eq!(
+        f.call("GET", "/connectors", None).await.body,
+        json!([]),
+        "nothing was created"
+    );
+
+    // An existing connector keeps its config when an update names a bad class.
+    assert_eq!(f.create_source("good", "t").await.status, 201);
+    let bad = counter_config(&[("value.converter", "JsonConverterr")]);
+    let r = f
+        .call("PUT", "/connectors/good/config", Some(&bad.to_string()))
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    let kept = f.call("GET", "/connectors/good/config", None).await.body;
+    assert!(kept.get("value.converter").is_none(), "{kept}");
+
+    // Known classes with valid configs pass.
+    let ok = counter_config(&[
+        ("key.converter", "StringConverter"),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        ("value.converter.schemas.enable", "false"),
+        ("header.converter", "SimpleHeaderConverter"),
+        ("transforms", "t"),
+        ("transforms.t.type", "InsertField$Value"),
+        ("transforms.t.static.field", "f"),
+        ("transforms.t.static.value", "v"),
+        ("transforms.t.predicate", "p"),
+        ("predicates", "p"),
+        ("predicates.p.type", "TopicNameMatches"),
+        ("predicates.p.pattern", "t.*"),
+    ]);
+    let v = validate_counter(&f, &ok).await;
+    assert_eq!(v.body["error_count"], 0, "{}", v.body);
+    let body = json!({"name": "fine", "config": ok});
+    let r = f.call("POST", "/connectors", Some(&body.to_string())).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    f.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_connector_keys_are_accepted_and_listed_as_warnings_in_validate() {
+    let f = Fixture::start().await;
+    // Keys under a pass-through prefix and Kafka's own keys are known.
+    let known = counter_config(&[
+        ("producer.override.linger.ms", "5"),
+        ("errors.tolerance", "all"),
+        ("topic.creation.groups", "g"),
+        ("exactly.once.support", "requested"),
+    ]);
+    let v = validate_counter(&f, &known).await;
+    assert_eq!(v.body["error_count"], 0, "{}", v.body);
+    assert!(
+        v.body.get("warnings").is_none(),
+        "a config Kafka takes silently gets Kafka's shape: {}",
+        v.body
+    );
+
+    let typo = counter_config(&[("topicz", "t"), ("my.own.flag", "x")]);
+    let v = validate_counter(&f, &typo).await;
+    assert_eq!(v.body["error_count"], 0, "not an error: {}", v.body);
+    assert_eq!(
+        validate_errors(&v.body, "topicz"),
+        None,
+        "not passed off as a defined key in configs: {}",
+        v.body
+    );
+    let warnings = v.body["warnings"].as_array().expect("warnings listed");
+    let names: Vec<&str> = warnings
+        .iter()
+        .map(|w| w["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["my.own.flag", "topicz"]);
+    let topicz = warnings[1]["message"].as_str().unwrap();
+    assert!(topicz.contains("Did you mean 'topic'?"), "{topicz}");
+
+    let body = json!({"name": "typo", "config": typo});
+    let r = f.call("POST", "/connectors", Some(&body.to_string())).await;
+    assert_eq!(r.status, 201, "accepted as Kafka does: {}", r.body);
+    assert_eq!(r.body["config"]["topicz"], "t");
+    f.stop().await;
+}
+
 #[tokio::test]
 async fn initial_state_kip_980() {
     let f = Fixture::start().await;

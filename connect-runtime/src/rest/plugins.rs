@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::connectors::{parse_json, query_bool};
 use super::{ApiError, Shared};
+use crate::herder::unknown_connector_keys;
 use crate::worker::{sink_connector_def, source_connector_def, ConnectorPlugin};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -129,6 +130,16 @@ pub(super) async fn config(
 }
 
 /// `ConfigInfos`; 200 even when invalid.
+///
+/// Keys nothing defines ([`unknown_connector_keys`]) are not errors, as in
+/// Kafka, whose `ConfigInfos` has no place for them: it lists only defined
+/// keys in `configs`, and a report with no errors there would pass the key
+/// off as a defined one (with a made-up definition) and still not say
+/// anything is wrong. So they go in one extra top-level member,
+/// `"warnings": [{"name": key, "message": text}]`, present only when there
+/// is something in it: `name`, `error_count`, `groups` and `configs` stay
+/// exactly Kafka's, and a config Kafka would take silently gets a
+/// byte-for-byte Kafka-shaped answer.
 pub(super) async fn validate(
     State(state): State<Shared>,
     Path(name): Path<String>,
@@ -203,10 +214,18 @@ pub(super) async fn validate(
             json!({"definition": definition, "value": v})
         })
         .collect();
-    Ok(Json(json!({
+    let mut infos = json!({
         "name": class,
         "error_count": error_count,
         "groups": groups,
         "configs": configs,
-    })))
+    });
+    let warnings: Vec<Value> = unknown_connector_keys(state.herder.plugins(), &config)
+        .into_iter()
+        .map(|u| json!({"name": u.key, "message": u.to_string()}))
+        .collect();
+    if !warnings.is_empty() {
+        infos["warnings"] = Value::Array(warnings);
+    }
+    Ok(Json(infos))
 }
