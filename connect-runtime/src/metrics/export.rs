@@ -266,6 +266,21 @@ impl WorkerMetrics {
         for (kind, name, help, value) in TASK_METRICS {
             task_family(encoder, &tasks, *kind, name, help, value)?;
         }
+        // Ours: a call past task.stall.warn.ms, with its name as a label.
+        let threshold = self.stall_threshold();
+        family(
+            encoder,
+            "kafka_connect_connector_task_metrics_stalled_seconds",
+            "How long the task's poll, put or flush has run when past task.stall.warn.ms (0: not stalled); label call names it.",
+            tasks.iter().map(|(id, _, m)| {
+                let mut labels = task_labels(id);
+                let stalled = m.calls.stalled(threshold);
+                let call = stalled.map_or("none", |(c, _)| c.name());
+                labels.push(("call", call.to_string()));
+                let secs = stalled.map_or(0.0, |(_, ran)| ran.as_secs_f64());
+                (labels, Sample::Gauge(secs))
+            }),
+        )?;
         let e = "kafka_connect_task_error_metrics_";
         for (i, name) in ERROR_COUNTERS.iter().enumerate() {
             task_family(

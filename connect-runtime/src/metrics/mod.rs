@@ -23,8 +23,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod rebalance;
+mod stall;
 
 pub use rebalance::{RebalanceMetrics, RebalanceSnapshot};
+pub use stall::{CallClock, InCall, TaskCall};
 
 use crate::errors::ErrorStats;
 use crate::status::{StatusStore, TaskId};
@@ -186,6 +188,8 @@ pub struct TaskMetrics {
     pub put_batch_time: AvgMax,
     /// Milliseconds an offset commit took: `offset-commit-avg/max-time-ms`.
     pub commit_time: AvgMax,
+    /// The call into the task in progress, for stall detection.
+    pub calls: CallClock,
 }
 
 impl Default for TaskMetrics {
@@ -213,6 +217,7 @@ impl Default for TaskMetrics {
             poll_batch_time: Default::default(),
             put_batch_time: Default::default(),
             commit_time: Default::default(),
+            calls: Default::default(),
         }
     }
 }
@@ -425,6 +430,8 @@ struct Inner {
     rebalance: RebalanceMetrics,
     /// Automatic restarts tried, and units they gave up on.
     auto_restarts: [AtomicU64; 2],
+    /// `task.stall.warn.ms` (0: off).
+    stall_threshold_ms: AtomicU64,
 }
 
 impl std::fmt::Debug for WorkerMetrics {
@@ -453,6 +460,7 @@ impl WorkerMetrics {
                 startups: Default::default(),
                 rebalance: RebalanceMetrics::default(),
                 auto_restarts: Default::default(),
+                stall_threshold_ms: AtomicU64::new(0),
             }),
         }
     }
@@ -511,6 +519,41 @@ impl WorkerMetrics {
             self.inner.auto_restarts[0].load(Ordering::Relaxed),
             self.inner.auto_restarts[1].load(Ordering::Relaxed),
         )
+    }
+
+    /// The stall threshold (`task.stall.warn.ms`; zero: off).
+    pub fn stall_threshold(&self) -> Duration {
+        Duration::from_millis(self.inner.stall_threshold_ms.load(Ordering::Relaxed))
+    }
+
+    /// Watch every task for calls that run past `threshold`
+    /// (`task.stall.warn.ms`): warn once per stalled call, naming the
+    /// connector, the task, the call and how long it has run. Runs until
+    /// these metrics are dropped; a zero threshold returns at once.
+    pub fn watch_stalls(&self, threshold: Duration) -> impl std::future::Future<Output = ()> {
+        self.inner
+            .stall_threshold_ms
+            .store(threshold.as_millis() as u64, Ordering::Relaxed);
+        let weak = Arc::downgrade(&self.inner);
+        let every = (threshold / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
+        async move {
+            if threshold.is_zero() {
+                return;
+            }
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(inner) = weak.upgrade() else { return };
+                let tasks = WorkerMetrics { inner }.tasks();
+                for (id, _, m) in tasks {
+                    if let Some((call, ran)) = m.calls.stalled(threshold) {
+                        if m.calls.warn_once() {
+                            tracing::warn!(connector = %id.connector, task = id.task, call = call.name(),
+                                "task {id}: {} has not returned for {ran:?} (task.stall.warn.ms is {threshold:?}); the task still shows RUNNING", call.name());
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The rebalance metrics a distributed herder keeps.

@@ -30,6 +30,7 @@ use crate::kafka::{
     Admin, ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, KafkaCluster,
     Subscription,
 };
+use crate::metrics::TaskCall;
 use crate::status::{State, StatusListener, TargetState, TaskId};
 
 /// Redelivery delay after a retriable `put` failure when the task did not
@@ -649,7 +650,9 @@ impl WorkerSinkTask {
         delivered: TopicPartitionOffsets,
     ) -> Result<()> {
         self.last_put = Instant::now();
+        let in_call = self.settings.metrics.calls.enter(TaskCall::Put);
         let outcome = self.task.put(&batch).await;
+        drop(in_call);
         self.settings
             .metrics
             .record_put(batch.len(), self.last_put.elapsed());
@@ -851,7 +854,10 @@ impl WorkerSinkTask {
             return Ok(CommitOutcome::Settled);
         }
         let committing = Instant::now();
-        let returned = match self.task.pre_commit(current.clone()).await {
+        let in_call = self.settings.metrics.calls.enter(TaskCall::Flush);
+        let returned = self.task.pre_commit(current.clone()).await;
+        drop(in_call);
+        let returned = match returned {
             Ok(r) => r,
             Err(e) => {
                 // Kafka rewinds to the last commit so nothing is skipped.

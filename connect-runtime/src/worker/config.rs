@@ -74,6 +74,8 @@ pub fn worker_config_def() -> ConfigDef {
             .doc("Allow PUT /connectors/{name}/topics/reset."))
         .define(ConfigKey::new("connector.start.timeout.ms", ConfigType::Long).default(60_000i64).validator(Range::at_least(1)).importance(Importance::Low).group(G, 16)
             .doc("How long a connector's start (and its task_configs call) may take before the connector is marked FAILED and the call is abandoned. Not a Kafka key: Kafka's worker waits for ever. Other connectors never wait for it."))
+        .define(ConfigKey::new("task.stall.warn.ms", ConfigType::Long).default(60_000i64).validator(Range::at_least(0)).importance(Importance::Low).group(G, 17)
+            .doc("A task's poll, put or flush that runs longer than this is logged at WARN, shown in /metrics (stalled_seconds) and marked in /ui, until it returns; 0 turns the watch off. Not a Kafka key."))
         .merge(&crate::herder::auto_restart_worker_def())
 }
 
@@ -160,6 +162,10 @@ impl WorkerConfig {
     /// `connector.start.timeout.ms` (ours; Kafka has no bound).
     pub fn connector_start_timeout(&self) -> Duration {
         self.millis("connector.start.timeout.ms")
+    }
+    /// `task.stall.warn.ms` (ours; zero: off).
+    pub fn stall_threshold(&self) -> Duration {
+        self.millis("task.stall.warn.ms")
     }
     /// `offset.storage.file.filename`.
     pub fn offset_file(&self) -> Option<&str> {

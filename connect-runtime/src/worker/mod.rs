@@ -159,6 +159,8 @@ struct Inner {
     providers: providers::Providers,
     /// The Kafka cluster's id, once fetched.
     cluster_id: tokio::sync::OnceCell<String>,
+    /// Set once the stall watch runs (started with the first task).
+    stall_watch: OnceLock<()>,
 }
 
 impl Drop for Inner {
@@ -253,6 +255,7 @@ impl Worker {
                 status: statuses,
                 reconfigure: Route::default(),
                 cluster_id: tokio::sync::OnceCell::new(),
+                stall_watch: OnceLock::new(),
             }),
         }
     }
@@ -791,6 +794,10 @@ impl Worker {
     ) -> Result<RunningTask> {
         let id = task_id(name, t);
         let inner = &self.inner;
+        inner.stall_watch.get_or_init(|| {
+            let watch = inner.metrics.watch_stalls(inner.config.stall_threshold());
+            tokio::spawn(watch);
+        });
         // Tasks come from a fresh instance of the connector's class: only
         // the class matters to a task (Kafka's `task.class`), and the
         // running instance may be busy in a call of its own.

@@ -40,7 +40,7 @@ use crate::kafka::{
     Admin, ClientConfig, CreateTopicOutcome, Delivered, DeliverySink, KafkaCluster, KafkaError,
     KafkaErrorKind, NewTopic, OutHeader, OutRecord, Producer, SendError,
 };
-use crate::metrics::TaskMetrics;
+use crate::metrics::{TaskCall, TaskMetrics};
 use crate::offsets::OffsetStore;
 use crate::status::{State, StatusListener, TargetState, TaskId};
 
@@ -393,14 +393,17 @@ impl WorkerSourceTask {
                 self.commit_offsets().await?;
             }
             let polling = Instant::now();
+            let in_call = self.settings.metrics.calls.enter(TaskCall::Poll);
             let batch = tokio::select! {
                 biased;
                 changed = self.control.changed() => {
+                    drop(in_call);
                     if changed.is_err() { return self.final_commit().await; }
                     continue;
                 }
                 batch = self.plugins.task.poll() => batch,
             };
+            drop(in_call);
             let batch = match batch {
                 Ok(b) => b,
                 Err(e) if e.is_retriable() => {
