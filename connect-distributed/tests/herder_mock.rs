@@ -55,6 +55,7 @@ fn plugins() -> Plugins {
     plugins.register_source("test.FlakySource", &["FlakySource"], || {
         Box::new(FlakySource(ConfigMap::new()))
     });
+    connect_testkit::faulty::register(&mut plugins);
     plugins
 }
 
@@ -614,4 +615,178 @@ async fn the_restart_policy_brings_a_flaky_task_back() {
     let (attempts, gave_up) = n.herder.worker().metrics().auto_restarts();
     assert_eq!((attempts, gave_up), (2, 0));
     n.stop().await;
+}
+
+/// What a panic in a plugin call must leave behind, as Kafka handles a
+/// `Throwable` there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum AfterPanic {
+    /// The create is refused with the panic's message (validate).
+    Refused,
+    /// The connector is FAILED with the panic in its trace.
+    ConnectorFailed,
+    /// The task is FAILED with the panic in its trace.
+    TaskFailed,
+    /// Logged; the task keeps running (commit notifications, and a sink's
+    /// flush, which rewinds to the last commit).
+    KeepsRunning,
+    /// A stop or close: the delete answers and the connector is gone.
+    Deleted,
+}
+
+fn after_panic(call: &str) -> AfterPanic {
+    match call {
+        "Connector::validate" => AfterPanic::Refused,
+        "Connector::start" | "Connector::task_configs" => AfterPanic::ConnectorFailed,
+        "SourceTask::start" | "SourceTask::poll" | "SinkTask::start" | "SinkTask::open"
+        | "SinkTask::put" => AfterPanic::TaskFailed,
+        "SourceTask::commit"
+        | "SourceTask::commit_record"
+        | "SinkTask::flush"
+        | "SinkTask::pre_commit" => AfterPanic::KeepsRunning,
+        _ => AfterPanic::Deleted,
+    }
+}
+
+async fn rest_call(
+    method: &str,
+    url: &str,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let body = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
+    let reply = connect_runtime::rest::client::send(method, url, body, &[], TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("{method} {url} got no answer: {e}"));
+    let json = serde_json::from_slice(&reply.body).unwrap_or(serde_json::Value::Null);
+    (reply.status, json)
+}
+
+/// Every call a faulty connector can panic in, made to panic through the
+/// REST API at `base`: each shows what Kafka shows for a `Throwable`
+/// there, with the panic's message, and the worker keeps serving.
+async fn panics_are_contained_over_rest(base: &str, prefix: &str) {
+    const MESSAGE: &str = "panicked on purpose";
+    let mut created = Vec::new();
+    for call in connect_testkit::faulty::FAULTY_CALLS {
+        let name = format!("{prefix}-{}", call.replace("::", "-").to_lowercase());
+        let class = if call.starts_with("SinkTask") {
+            "FaultySink"
+        } else {
+            "FaultySource"
+        };
+        let body = serde_json::json!({"name": name, "config": {
+            "connector.class": class, "fault.call": call, "fault.kind": "panic",
+            "topic": "faulty", "topics": "faulty", "count": "20",
+        }});
+        let (status, reply) = rest_call("POST", &format!("{base}/connectors"), Some(body)).await;
+        if after_panic(call) == AfterPanic::Refused {
+            assert!(status == 400 || status == 500, "{call}: {status} {reply}");
+            assert!(reply.to_string().contains(MESSAGE), "{call}: {reply}");
+            continue;
+        }
+        assert_eq!(status, 201, "{call}: {reply}");
+        created.push((*call, name));
+    }
+    for (call, name) in &created {
+        let url = format!("{base}/connectors/{name}/status");
+        let expected = after_panic(call);
+        eventually(&format!("{call}: {expected:?}"), async || {
+            let (status, s) = rest_call("GET", &url, None).await;
+            if status == 404 {
+                return None; // no status written yet
+            }
+            assert_eq!(status, 200, "{call}: {s}");
+            let connector = &s["connector"];
+            let task = &s["tasks"][0];
+            let trace_has = |unit: &serde_json::Value| {
+                unit["trace"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(MESSAGE) && t.contains(*call))
+            };
+            let fired = connect_testkit::faulty::faults(name, call) > 0;
+            let ok = match expected {
+                AfterPanic::ConnectorFailed => {
+                    connector["state"] == "FAILED" && trace_has(connector)
+                }
+                AfterPanic::TaskFailed => task["state"] == "FAILED" && trace_has(task),
+                AfterPanic::KeepsRunning => fired && task["state"] == "RUNNING",
+                AfterPanic::Deleted => task["state"] == "RUNNING",
+                AfterPanic::Refused => unreachable!(),
+            };
+            ok.then_some(())
+        })
+        .await;
+        if expected == AfterPanic::Deleted {
+            let (status, reply) =
+                rest_call("DELETE", &format!("{base}/connectors/{name}"), None).await;
+            assert_eq!(status, 204, "{call}: {reply}");
+            eventually(&format!("{call}: gone"), async || {
+                let (status, _) = rest_call("GET", &url, None).await;
+                (status == 404).then_some(())
+            })
+            .await;
+            assert!(
+                connect_testkit::faulty::faults(name, call) > 0,
+                "{call} was never called"
+            );
+        }
+    }
+    // The worker still serves, and a healthy connector runs beside them.
+    let healthy = format!("{prefix}-healthy");
+    let body = serde_json::json!({"name": healthy, "config": {
+        "connector.class": "FaultySource", "topic": "faulty",
+    }});
+    let (status, reply) = rest_call("POST", &format!("{base}/connectors"), Some(body)).await;
+    assert_eq!(status, 201, "{reply}");
+    eventually("the healthy connector RUNNING", async || {
+        let (_, s) = rest_call("GET", &format!("{base}/connectors/{healthy}/status"), None).await;
+        (s["tasks"][0]["state"] == "RUNNING").then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_plugin_panic_is_contained_over_rest_in_distributed_mode() {
+    let mock = mock(&[("faulty", 1)]);
+    let n = node(&mock, "faulty", true).await;
+    eventually("joined", async || (n.herder.generation() > 0).then_some(())).await;
+    let base = n.rest.as_ref().unwrap().url();
+    panics_are_contained_over_rest(base.trim_end_matches('/'), "d").await;
+    n.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_plugin_panic_is_contained_over_rest_in_standalone_mode() {
+    let mock = mock(&[("faulty", 1)]);
+    let config = WorkerConfig::parse(&ConfigMap::from([
+        ("bootstrap.servers", &*mock.bootstrap_servers()),
+        (
+            "key.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        ("offset.flush.interval.ms", "200"),
+        ("listeners", "http://127.0.0.1:0"),
+    ]))
+    .unwrap();
+    let worker = Worker::new(
+        config,
+        plugins(),
+        Arc::new(mock.cluster()),
+        Arc::new(connect_runtime::offsets::MemoryOffsetStore::new()),
+    );
+    let herder = connect_runtime::herder::StandaloneHerder::new(worker);
+    let rest = RestServer::start(
+        Arc::new(herder.clone()),
+        "http://127.0.0.1:0",
+        Loggers::in_memory("INFO"),
+    )
+    .await
+    .unwrap();
+    panics_are_contained_over_rest(rest.url().trim_end_matches('/'), "s").await;
+    herder.shutdown().await;
+    rest.stop().await;
 }

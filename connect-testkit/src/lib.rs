@@ -14,7 +14,9 @@
 //!   chain, and check the contract every SMT should keep;
 //! - [`assert_records_eq!`]: record comparison that names the first
 //!   differing record and field path;
-//! - [`strategies`]: proptest strategies for schemas, values and records.
+//! - [`strategies`]: proptest strategies for schemas, values and records;
+//! - [`faulty`]: connectors that panic, hang or fail at a call you name,
+//!   to check that a worker contains them.
 //!
 //! The [`guide`] walks through testing a source, a sink and an SMT.
 //!
@@ -38,6 +40,7 @@
 pub mod contract;
 mod convert;
 pub mod diff;
+pub mod faulty;
 pub mod kafka;
 mod pipeline;
 mod sink;
