@@ -165,6 +165,11 @@ pub struct WorkerSourceTask {
     /// Resend attempts and first failure time of records whose delivery
     /// failed retriably.
     resends: std::collections::HashMap<u64, (u32, tokio::time::Instant)>,
+    /// The task has failed and only its final offset commit is left: a
+    /// failed delivery is neither resent nor tolerated any more, it stays
+    /// unacknowledged (its offset, and the later ones of its source
+    /// partition, are not committed).
+    failed: bool,
 }
 
 impl WorkerSourceTask {
@@ -238,6 +243,7 @@ impl WorkerSourceTask {
             commit_records: true,
             release_records: false,
             resends: Default::default(),
+            failed: false,
         })
     }
 
@@ -248,6 +254,21 @@ impl WorkerSourceTask {
         let id = self.settings.id.clone();
         // A panic in the task's plugins fails the task, as any error does.
         let result = crate::panics::contain(format!("source task {id}"), self.run_inner()).await;
+        if result.is_err() {
+            // As Kafka's final offset commit of a failed task: what Kafka
+            // acknowledged is written, so a restart resumes after it instead
+            // of sending every record since the last periodic commit again.
+            // Before FAILED is reported, so whoever sees FAILED sees the
+            // offsets too. The task may be broken (it may have panicked):
+            // this is contained as well, and a failure here only logged.
+            let commit = self.commit_after_failure();
+            let label = format!("source task {id}: final offset commit");
+            if let Err(e) = crate::panics::contain(label, commit).await {
+                tracing::warn!(task = %id, error = %e,
+                    "final offset commit of the failed task did not complete; \
+                     records since the last commit will be sent again after a restart");
+            }
+        }
         // The failure that stopped the task counts too.
         self.settings.metrics.set_errors(&self.pipeline.stats());
         match &result {
