@@ -627,16 +627,22 @@ impl WorkerSourceTask {
         for stage in CONVERTER_STAGES {
             let converters = &mut self.plugins.converters;
             let encoded = &mut self.encoded;
-            if encoded.convert(converters, stage, record).is_ok() {
-                continue;
-            }
-            // Failed once: run it again under the pipeline (retries,
-            // tolerance), which needs the converter's class name.
+            let first = match encoded.convert(converters, stage, record) {
+                Ok(()) => continue,
+                Err(e) => e,
+            };
+            // Failed once: the pipeline decides (retries, tolerance), which
+            // needs the converter's class name.
             let class = match stage {
                 Stage::HeaderConverter => converters.header_class.clone(),
                 Stage::KeyConverter => converters.key_class.clone(),
                 _ => converters.value_class.clone(),
             };
+            if !first.is_retriable() || self.pipeline.config().retry_timeout_ms == 0 {
+                // Nothing to retry: count and tolerate this failure rather
+                // than run the converter (which may have panicked) again.
+                return self.pipeline.failed_once(stage, &class, first).map(Some);
+            }
             let out = self
                 .pipeline
                 .execute(stage, &class, || encoded.convert(converters, stage, record))
@@ -669,8 +675,30 @@ struct Encoded {
 }
 
 impl Encoded {
-    /// Run one converter `stage` of `record` into its buffer.
+    /// Run one converter `stage` of `record` into its buffer. A panic in the
+    /// converter is an error naming it, so the error pipeline decides as for
+    /// any conversion failure (nothing is allocated unless it panics).
     fn convert(
+        &mut self,
+        converters: &mut TaskConverters,
+        stage: Stage,
+        record: &SourceRecord,
+    ) -> Result<()> {
+        match crate::panics::catch_sync(|| self.convert_plugin(converters, stage, record)) {
+            Ok(converted) => converted,
+            Err(panic) => {
+                let (kind, class) = match stage {
+                    Stage::HeaderConverter => ("header", &converters.header_class),
+                    Stage::KeyConverter => ("key", &converters.key_class),
+                    _ => ("value", &converters.value_class),
+                };
+                Err(panic.into_error(format_args!("{kind} converter {class}")))
+            }
+        }
+    }
+
+    /// [`convert`](Self::convert) without the panic guard.
+    fn convert_plugin(
         &mut self,
         converters: &mut TaskConverters,
         stage: Stage,
