@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use connect_api::config::ConfigMap;
 use connect_api::converter::{Converter, SchemaAndValue};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Predicate, Transformation, Verdict};
 use connect_api::{
     ConnectRecord, Headers, Result, Schema, Serialized, SinkRecord, SourceRecord, Value,
 };
@@ -38,6 +38,19 @@ impl Transformation<SourceRecord> for PanicOnV2 {
 impl Transformation<SinkRecord> for PanicOnV2 {
     fn transform(&mut self, record: &mut SinkRecord) -> Result<Verdict> {
         Self::check(record)
+    }
+}
+
+/// A predicate that panics on the record whose value is "v2" (and matches
+/// nothing else).
+struct PanicOnV2Predicate;
+
+impl<R: ConnectRecord> Predicate<R> for PanicOnV2Predicate {
+    fn test(&self, record: &R) -> bool {
+        if record.record().value == Value::from("v2") {
+            panic!("predicate exploded on v2");
+        }
+        false
     }
 }
 
@@ -81,6 +94,9 @@ fn register(plugins: &mut Plugins) {
     plugins
         .transforms_mut()
         .register_transform("test.PanicOnV2", || PanicOnV2);
+    plugins
+        .transforms_mut()
+        .register_predicate("test.PanicOnV2Predicate", || PanicOnV2Predicate);
     plugins
         .converters_mut()
         .register_converter("test.PanickyConverter", || {
@@ -154,6 +170,15 @@ const SMT: [(&str, &str); 2] = [
     ("transforms", "boom"),
     ("transforms.boom.type", "test.PanicOnV2"),
 ];
+/// A Filter that applies where the predicate matches (never: it panics on
+/// v2 and matches nothing else).
+const PREDICATE: [(&str, &str); 5] = [
+    ("transforms", "drop"),
+    ("transforms.drop.type", "Filter"),
+    ("transforms.drop.predicate", "odd"),
+    ("predicates", "odd"),
+    ("predicates.odd.type", "test.PanicOnV2Predicate"),
+];
 const PANICKY_VALUES: (&str, &str) = ("value.converter", "test.PanickyConverter");
 const TOLERATE: [(&str, &str); 2] = [("errors.tolerance", "all"), ("errors.log.enable", "true")];
 const DLQ: [(&str, &str); 2] = [
@@ -213,6 +238,21 @@ async fn a_source_smt_panic_fails_the_task_under_none() {
     source_fails_at_v2(
         &SMT,
         "transform 'boom' (test.PanicOnV2) or its predicate panicked: transform exploded on v2",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_predicate_panic_is_tolerated_under_all() {
+    source_skips_v2(&PREDICATE).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sink_predicate_panic_fails_the_task_under_none() {
+    sink_fails_at_v2(
+        &PREDICATE,
+        "transform 'drop' (org.apache.kafka.connect.transforms.Filter) or its predicate \
+         panicked: predicate exploded on v2",
     )
     .await;
 }
