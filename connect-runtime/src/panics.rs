@@ -8,6 +8,11 @@
 //! happened (with a backtrace when `RUST_BACKTRACE` asks for one), so the
 //! unit goes FAILED with that trace instead of dying silently.
 //!
+//! On the per-record path (transformations, predicates, converters) a
+//! panic is a failure of that stage instead, which `errors.tolerance`
+//! decides on as Kafka does for any `Throwable` there: [`catch_sync`]
+//! catches it without allocating unless it panics, and the caller names it.
+//!
 //! This needs `panic = "unwind"` (Rust's default): with `panic = "abort"`
 //! in the final binary's profile, any plugin panic ends the process.
 //!
@@ -74,15 +79,36 @@ impl Drop for Inside {
 
 /// The error a panic in `what` becomes: its message and where it happened.
 fn panicked(what: &dyn Display, payload: Box<dyn Any + Send>) -> ConnectError {
-    let message = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_string());
-    let place = LAST
-        .with(|last| last.borrow_mut().take())
-        .unwrap_or_default();
-    ConnectError::other(format!("{what} panicked: {message} {place}"))
+    Panicked::from_payload(payload).into_error(what)
+}
+
+/// A panic [`catch_sync`] caught, with its message and place, waiting to be
+/// named by [`into_error`](Self::into_error).
+pub(crate) struct Panicked {
+    message: String,
+    place: String,
+}
+
+impl Panicked {
+    /// Take the panic's message from its payload and its place from this
+    /// thread's record of the last contained panic (set by the hook).
+    fn from_payload(payload: Box<dyn Any + Send>) -> Panicked {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_string());
+        let place = LAST
+            .with(|last| last.borrow_mut().take())
+            .unwrap_or_default();
+        Panicked { message, place }
+    }
+
+    /// The error the panic becomes, naming the call it happened in.
+    pub(crate) fn into_error(self, what: impl Display) -> ConnectError {
+        let Panicked { message, place } = self;
+        ConnectError::other(format!("{what} panicked: {message} {place}"))
+    }
 }
 
 /// Run `call` (plugin code named by `what`, e.g. "connector files: start"),
@@ -108,12 +134,21 @@ pub(crate) async fn contain<T>(
 
 /// [`contain`] for a synchronous call.
 pub(crate) fn contain_sync<T>(what: impl Display, call: impl FnOnce() -> Result<T>) -> Result<T> {
+    catch_sync(call).unwrap_or_else(|p| Err(p.into_error(what)))
+}
+
+/// Run the synchronous plugin `call`, catching a panic to be named after
+/// the call returns. For the per-record path (transformations, predicates,
+/// converters): nothing is allocated unless the call panics, and the name
+/// may come from what `call` borrowed mutably (a chain's alias, a
+/// converter's class), which [`contain_sync`]'s up-front label cannot.
+pub(crate) fn catch_sync<T>(call: impl FnOnce() -> T) -> std::result::Result<T, Panicked> {
     install_hook();
     let result = {
         let _inside = Inside::enter();
         std::panic::catch_unwind(AssertUnwindSafe(call))
     };
-    result.unwrap_or_else(|payload| Err(panicked(&what, payload)))
+    result.map_err(Panicked::from_payload)
 }
 
 #[cfg(test)]
@@ -143,6 +178,14 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.to_string().contains("validate panicked: boom"), "{e}");
+        let caught = catch_sync(|| -> u8 { panic!("converter {}", 7) }).err();
+        let e = caught.map(|p| p.into_error("value converter")).unwrap();
+        assert!(
+            e.to_string()
+                .contains("value converter panicked: converter 7 at "),
+            "{e}"
+        );
+        assert_eq!(catch_sync(|| 3).ok(), Some(3));
         assert_eq!(DEPTH.with(Cell::get), 0);
     }
 }

@@ -7,6 +7,7 @@ use connect_api::{ConnectError, Result};
 use tokio::time::Instant;
 
 use super::config::{ErrorConfig, Tolerance};
+use crate::panics::catch_sync;
 
 /// First backoff between retries, as Kafka's `RETRIES_DELAY_MIN_MS`.
 const RETRY_DELAY_MIN: Duration = Duration::from_millis(300);
@@ -174,7 +175,10 @@ impl ErrorPipeline {
     ///   non-retriable error in a stage that cannot skip a record).
     ///
     /// Retriable errors are retried with backoff until `errors.retry.timeout`
-    /// runs out; they are never tolerated on the first attempt.
+    /// runs out; they are never tolerated on the first attempt. A panic in
+    /// `op` is a non-retriable error naming `executing`, its message and
+    /// place: `op` is plugin code, and Kafka's operator handles anything it
+    /// throws.
     pub async fn execute<T>(
         &mut self,
         stage: Stage,
@@ -182,7 +186,7 @@ impl ErrorPipeline {
         mut op: impl FnMut() -> Result<T>,
     ) -> Result<std::result::Result<T, Failure>> {
         // Fast path: one attempt, no clock read, no allocation.
-        let first = match op() {
+        let first = match run_contained(executing, &mut op) {
             Ok(v) => return Ok(Ok(v)),
             Err(e) => e,
         };
@@ -206,7 +210,7 @@ impl ErrorPipeline {
                 tokio::time::sleep(delay).await;
                 attempts += 1;
                 self.stats.total_retries += 1;
-                match op() {
+                match run_contained(executing, &mut op) {
                     Ok(v) => return Ok(Ok(v)),
                     Err(e) => {
                         self.stats.total_record_failures += 1;
@@ -286,6 +290,13 @@ impl ErrorPipeline {
         self.rng = x;
         x
     }
+}
+
+/// Run `op` (plugin code: a converter, a transformation), a panic becoming
+/// an error that names `executing`: not retriable, so the tolerance decides
+/// at once, as Kafka's operator does for any `Throwable` of those stages.
+fn run_contained<T>(executing: &str, op: &mut impl FnMut() -> Result<T>) -> Result<T> {
+    catch_sync(op).unwrap_or_else(|panic| Err(panic.into_error(executing)))
 }
 
 #[cfg(test)]

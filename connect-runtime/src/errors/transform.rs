@@ -7,6 +7,7 @@ use connect_api::{ConnectRecord, Result, Verdict};
 use connect_transforms::chain::TransformChain;
 
 use super::{ErrorPipeline, Failure, Stage};
+use crate::panics::catch_sync;
 
 /// What the transformation stage made of a record.
 #[derive(Debug)]
@@ -43,7 +44,7 @@ impl ErrorPipeline {
         let mut record = record;
         for index in 0..chain.len() {
             let input = record.clone();
-            let error = match chain.apply_stage(index, &mut record) {
+            let error = match apply_contained(chain, index, &mut record) {
                 Ok(Verdict::Keep) => continue,
                 Ok(Verdict::Drop) => return Ok(Transformed::Dropped),
                 Err(e) => e,
@@ -79,7 +80,7 @@ impl ErrorPipeline {
         mut record: R,
     ) -> Result<Transformed<R>> {
         for index in 0..chain.len() {
-            match chain.apply_stage(index, &mut record) {
+            match apply_contained(chain, index, &mut record) {
                 Ok(Verdict::Keep) => {}
                 Ok(Verdict::Drop) => return Ok(Transformed::Dropped),
                 Err(error) => {
@@ -90,6 +91,25 @@ impl ErrorPipeline {
             }
         }
         Ok(Transformed::Kept(record))
+    }
+}
+
+/// `chain.apply_stage`, with a panic in the transformation or its
+/// predicate turned into an error naming the stage, so the tolerance
+/// decides as for any other failure (Kafka handles any `Throwable` there).
+/// Nothing is allocated unless it panics.
+fn apply_contained<R: ConnectRecord>(
+    chain: &mut TransformChain<R>,
+    index: usize,
+    record: &mut R,
+) -> Result<Verdict> {
+    match catch_sync(|| chain.apply_stage(index, record)) {
+        Ok(applied) => applied,
+        Err(panic) => Err(panic.into_error(format_args!(
+            "transform '{}' ({}) or its predicate",
+            chain.aliases().nth(index).unwrap_or("?"),
+            chain.stage_class(index).unwrap_or("?")
+        ))),
     }
 }
 

@@ -530,6 +530,25 @@ pub(crate) fn worker_with_stores(
     StandaloneHerder::with_config_store(worker, configs)
 }
 
+/// A worker on the setup's in-memory Kafka with the test connectors and
+/// what `register` adds (custom transforms, converters).
+pub(crate) fn worker_with_plugins(
+    setup: &Setup,
+    extra: &[(&str, &str)],
+    register: impl FnOnce(&mut Plugins),
+) -> StandaloneHerder {
+    let statuses = Arc::new(connect_runtime::status::MemoryStatusStore::default());
+    let worker = runner_with_plugins(
+        Arc::new(setup.kafka.clone()),
+        setup.store.clone(),
+        statuses,
+        &setup.collected,
+        extra,
+        register,
+    );
+    StandaloneHerder::new(worker)
+}
+
 /// The unit runner alone, with the test connectors registered, keeping
 /// states in `statuses`.
 pub(crate) fn runner_with(
@@ -539,7 +558,20 @@ pub(crate) fn runner_with(
     collected: &Collector,
     extra: &[(&str, &str)],
 ) -> Worker {
+    runner_with_plugins(cluster, store, statuses, collected, extra, |_| {})
+}
+
+/// [`runner_with`], with what `register` adds to the plugins.
+pub(crate) fn runner_with_plugins(
+    cluster: Arc<dyn KafkaCluster>,
+    store: Arc<dyn OffsetStore>,
+    statuses: Arc<dyn connect_runtime::status::StatusStore>,
+    collected: &Collector,
+    extra: &[(&str, &str)],
+    register: impl FnOnce(&mut Plugins),
+) -> Worker {
     let mut plugins = Plugins::with_builtins();
+    register(&mut plugins);
     plugins.register_source("test.PassThroughSource", &["PassThroughSource"], || {
         Box::new(PassThroughSource::default())
     });

@@ -89,6 +89,12 @@ impl WorkerSourceTask {
                         }
                     }
                 }
+                // A failed task sends nothing more: the record stays
+                // unacknowledged and is polled again after a restart.
+                Err(e) if self.failed => {
+                    tracing::debug!(task = %self.settings.id, error = %e,
+                        "delivery failed after the task failed; its offset is not committed");
+                }
                 Err(e) => self.delivery_failed(token, e).await?,
             }
         }

@@ -51,13 +51,29 @@ impl WorkerSourceTask {
 
     /// On stop: flush the producer, process the last acks, commit.
     pub(super) async fn final_commit(&mut self) -> Result<()> {
-        let flushed = self.producer.flush(self.settings.shutdown_timeout).await;
+        self.flush_and_commit(self.settings.shutdown_timeout).await
+    }
+
+    /// After the task failed (Kafka's `finalOffsetCommit(failed)` of a
+    /// non-transactional task): wait up to `offset.flush.timeout.ms` for the
+    /// records already handed to the producer, then commit the offsets of
+    /// those Kafka acknowledged. A record whose delivery failed is left
+    /// unacknowledged, so it and the later records of its source partition
+    /// are polled again after a restart.
+    pub(super) async fn commit_after_failure(&mut self) -> Result<()> {
+        self.failed = true;
+        self.flush_and_commit(self.settings.flush_timeout).await
+    }
+
+    /// Flush the producers within `timeout`, process the last acks, commit.
+    async fn flush_and_commit(&mut self, timeout: Duration) -> Result<()> {
+        let flushed = self.producer.flush(timeout).await;
         if let Some(d) = &self.dlq_producer {
-            let _ = d.flush(self.settings.shutdown_timeout).await;
+            let _ = d.flush(timeout).await;
         }
         if let Err(e) = flushed {
             tracing::warn!(task = %self.settings.id, error = %e,
-                "producer flush on stop did not complete; unacknowledged records will be polled again after restart");
+                "producer flush before the final offset commit did not complete; unacknowledged records will be polled again after restart");
         }
         self.commit_offsets().await
     }

@@ -165,6 +165,11 @@ pub struct WorkerSourceTask {
     /// Resend attempts and first failure time of records whose delivery
     /// failed retriably.
     resends: std::collections::HashMap<u64, (u32, tokio::time::Instant)>,
+    /// The task has failed and only its final offset commit is left: a
+    /// failed delivery is neither resent nor tolerated any more, it stays
+    /// unacknowledged (its offset, and the later ones of its source
+    /// partition, are not committed).
+    failed: bool,
 }
 
 impl WorkerSourceTask {
@@ -238,6 +243,7 @@ impl WorkerSourceTask {
             commit_records: true,
             release_records: false,
             resends: Default::default(),
+            failed: false,
         })
     }
 
@@ -248,6 +254,21 @@ impl WorkerSourceTask {
         let id = self.settings.id.clone();
         // A panic in the task's plugins fails the task, as any error does.
         let result = crate::panics::contain(format!("source task {id}"), self.run_inner()).await;
+        if result.is_err() {
+            // As Kafka's final offset commit of a failed task: what Kafka
+            // acknowledged is written, so a restart resumes after it instead
+            // of sending every record since the last periodic commit again.
+            // Before FAILED is reported, so whoever sees FAILED sees the
+            // offsets too. The task may be broken (it may have panicked):
+            // this is contained as well, and a failure here only logged.
+            let commit = self.commit_after_failure();
+            let label = format!("source task {id}: final offset commit");
+            if let Err(e) = crate::panics::contain(label, commit).await {
+                tracing::warn!(task = %id, error = %e,
+                    "final offset commit of the failed task did not complete; \
+                     records since the last commit will be sent again after a restart");
+            }
+        }
         // The failure that stopped the task counts too.
         self.settings.metrics.set_errors(&self.pipeline.stats());
         match &result {
@@ -609,16 +630,22 @@ impl WorkerSourceTask {
         for stage in CONVERTER_STAGES {
             let converters = &mut self.plugins.converters;
             let encoded = &mut self.encoded;
-            if encoded.convert(converters, stage, record).is_ok() {
-                continue;
-            }
-            // Failed once: run it again under the pipeline (retries,
-            // tolerance), which needs the converter's class name.
+            let first = match encoded.convert(converters, stage, record) {
+                Ok(()) => continue,
+                Err(e) => e,
+            };
+            // Failed once: the pipeline decides (retries, tolerance), which
+            // needs the converter's class name.
             let class = match stage {
                 Stage::HeaderConverter => converters.header_class.clone(),
                 Stage::KeyConverter => converters.key_class.clone(),
                 _ => converters.value_class.clone(),
             };
+            if !first.is_retriable() || self.pipeline.config().retry_timeout_ms == 0 {
+                // Nothing to retry: count and tolerate this failure rather
+                // than run the converter (which may have panicked) again.
+                return self.pipeline.failed_once(stage, &class, first).map(Some);
+            }
             let out = self
                 .pipeline
                 .execute(stage, &class, || encoded.convert(converters, stage, record))
@@ -651,8 +678,30 @@ struct Encoded {
 }
 
 impl Encoded {
-    /// Run one converter `stage` of `record` into its buffer.
+    /// Run one converter `stage` of `record` into its buffer. A panic in the
+    /// converter is an error naming it, so the error pipeline decides as for
+    /// any conversion failure (nothing is allocated unless it panics).
     fn convert(
+        &mut self,
+        converters: &mut TaskConverters,
+        stage: Stage,
+        record: &SourceRecord,
+    ) -> Result<()> {
+        match crate::panics::catch_sync(|| self.convert_plugin(converters, stage, record)) {
+            Ok(converted) => converted,
+            Err(panic) => {
+                let (kind, class) = match stage {
+                    Stage::HeaderConverter => ("header", &converters.header_class),
+                    Stage::KeyConverter => ("key", &converters.key_class),
+                    _ => ("value", &converters.value_class),
+                };
+                Err(panic.into_error(format_args!("{kind} converter {class}")))
+            }
+        }
+    }
+
+    /// [`convert`](Self::convert) without the panic guard.
+    fn convert_plugin(
         &mut self,
         converters: &mut TaskConverters,
         stage: Stage,
