@@ -111,6 +111,17 @@ impl Panicked {
     }
 }
 
+/// Names a call of a task (`task files-0: commit_record`) for [`contain`]
+/// without formatting anything unless it panics: for calls made per
+/// record or per commit.
+pub(crate) struct CallOf<'a>(pub(crate) &'a (dyn Display + Sync), pub(crate) &'static str);
+
+impl Display for CallOf<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "task {}: {}", self.0, self.1)
+    }
+}
+
 /// Run `call` (plugin code named by `what`, e.g. "connector files: start"),
 /// turning a panic in any of its polls into an error.
 pub(crate) async fn contain<T>(

@@ -110,7 +110,11 @@ impl WorkerSourceTask {
         record: &SourceRecord,
         metadata: Option<&RecordMetadata>,
     ) {
-        if let Err(e) = self.plugins.task.commit_record(record, metadata).await {
+        // A panic is a failed notification too (Kafka catches any
+        // Throwable from commitRecord and logs it).
+        let call = self.plugins.task.commit_record(record, metadata);
+        let what = CallOf(&self.settings.id, "SourceTask::commit_record");
+        if let Err(e) = contain(what, call).await {
             tracing::error!(task = %self.settings.id, error = %e,
                 "SourceTask::commit_record failed; the task keeps running");
         }

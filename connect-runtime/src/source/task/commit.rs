@@ -42,7 +42,8 @@ impl WorkerSourceTask {
         }
         // A notification, as in Kafka: the offsets are stored already, so a
         // failure here is the task's to report, not a reason to stop it.
-        if let Err(e) = self.plugins.task.commit().await {
+        let what = CallOf(&self.settings.id, "SourceTask::commit");
+        if let Err(e) = contain(what, self.plugins.task.commit()).await {
             tracing::error!(task = %self.settings.id, error = %e,
                 "SourceTask::commit failed after the offsets were stored; the task keeps running");
         }

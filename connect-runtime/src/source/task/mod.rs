@@ -42,6 +42,7 @@ use crate::kafka::{
 };
 use crate::metrics::{TaskCall, TaskMetrics};
 use crate::offsets::OffsetStore;
+use crate::panics::{contain, CallOf};
 use crate::status::{State, StatusListener, TargetState, TaskId};
 
 /// What to do when a task reports that its stored offset is no longer valid.
