@@ -56,7 +56,43 @@ fn plugins() -> Plugins {
         Box::new(FlakySource(ConfigMap::new()))
     });
     connect_testkit::faulty::register(&mut plugins);
+    plugins.register_source("test.PanickyDefSource", &["PanickyDefSource"], || {
+        Box::new(PanickyDefSource)
+    });
     plugins
+}
+
+/// A source connector whose `config_def` panics (REST calls it for
+/// `GET /connector-plugins/{class}/config`).
+struct PanickyDefSource;
+
+#[async_trait::async_trait]
+impl connect_api::connector::Connector for PanickyDefSource {
+    fn version(&self) -> String {
+        "1.0".into()
+    }
+    fn config_def(&self) -> connect_api::config::ConfigDef {
+        panic!("config_def exploded")
+    }
+    async fn start(
+        &mut self,
+        _: &ConfigMap,
+        _: Arc<dyn connect_api::connector::ConnectorContext>,
+    ) -> connect_api::Result<()> {
+        Ok(())
+    }
+    async fn task_configs(&mut self, _: usize) -> connect_api::Result<Vec<ConfigMap>> {
+        Ok(Vec::new())
+    }
+    async fn stop(&mut self) -> connect_api::Result<()> {
+        Ok(())
+    }
+}
+
+impl connect_api::connector::SourceConnector for PanickyDefSource {
+    fn create_task(&self) -> Box<dyn connect_api::source::SourceTask> {
+        connect_api::connector::SourceConnector::create_task(&FileStreamSourceConnector::default())
+    }
 }
 
 /// Polls that fail before FlakySource's tasks run quietly.
@@ -732,6 +768,15 @@ async fn panics_are_contained_over_rest(base: &str, prefix: &str) {
             .await;
         }
     }
+    // A handler that runs plugin code answers even when it panics.
+    let (status, reply) = rest_call(
+        "GET",
+        &format!("{base}/connector-plugins/PanickyDefSource/config"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 500, "{reply}");
+    assert!(reply.to_string().contains("config_def exploded"), "{reply}");
     // The worker still serves, and a healthy connector runs beside them.
     let healthy = format!("{prefix}-healthy");
     let body = serde_json::json!({"name": healthy, "config": {

@@ -127,6 +127,7 @@ fn routes(state: Shared) -> Router {
             "/admin/loggers/{logger}",
             get(loggers::get_one).put(loggers::set),
         )
+        .layer(axum::middleware::from_fn(answer_panics))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             forward::to_leader,
@@ -135,6 +136,21 @@ fn routes(state: Shared) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
+}
+
+/// Plugin code runs inside some handlers (a connector's `config_def`, a
+/// converter's, a config provider): a panic there answers 500 naming it,
+/// as Kafka answers a `Throwable`, instead of dropping the connection.
+async fn answer_panics(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let what = format!("{} {}", req.method(), req.uri().path());
+    match crate::panics::contain(what, async { Ok(next.run(req).await) }).await {
+        Ok(response) => response,
+        Err(e) => {
+            tracing::error!(error = %e, "a REST request panicked in plugin code");
+            error::ApiError::new(axum::http::StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+                .into_response()
+        }
+    }
 }
 
 /// Method, path and status of every request at DEBUG; never bodies or
