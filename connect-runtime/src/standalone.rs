@@ -291,7 +291,15 @@ async fn run(
     }
     rest.set_ready();
     tracing::info!("worker started; stop it with Ctrl-C or SIGTERM");
-    stop.await;
+    tokio::select! {
+        _ = stop => {}
+        why = herder.died() => {
+            // Never serve a REST API over a herder that no longer works.
+            rest.stop().await;
+            worker.shutdown().await;
+            return Err(failure(why));
+        }
+    }
     tracing::info!(
         "stopping: flushing records and committing offsets (press Ctrl-C again to exit at once)"
     );

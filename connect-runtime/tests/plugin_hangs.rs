@@ -143,3 +143,87 @@ async fn a_hanging_stop_is_abandoned_after_the_graceful_timeout() {
     assert_eq!(h.connector_names().await, vec!["healthy".to_string()]);
     h.shutdown().await;
 }
+
+/// A status store that panics on reads once `armed`: a bug of the
+/// worker's own, as no plugin panic reaches the herder's loops.
+struct PanickingStatuses {
+    inner: connect_runtime::status::MemoryStatusStore,
+    armed: std::sync::atomic::AtomicBool,
+}
+
+impl connect_runtime::status::StatusListener for PanickingStatuses {
+    fn task_state(
+        &self,
+        id: &connect_runtime::status::TaskId,
+        state: connect_runtime::status::State,
+        trace: Option<String>,
+    ) {
+        self.inner.task_state(id, state, trace)
+    }
+}
+
+impl connect_runtime::status::StatusStore for PanickingStatuses {
+    fn put_connector(
+        &self,
+        name: &str,
+        state: connect_runtime::status::State,
+        trace: Option<String>,
+    ) {
+        self.inner.put_connector(name, state, trace)
+    }
+    fn connector(&self, name: &str) -> (connect_runtime::status::State, Option<String>) {
+        if self.armed.load(std::sync::atomic::Ordering::SeqCst) {
+            panic!("status read exploded");
+        }
+        self.inner.connector(name)
+    }
+    fn task(
+        &self,
+        id: &connect_runtime::status::TaskId,
+    ) -> (connect_runtime::status::State, Option<String>) {
+        self.inner.task(id)
+    }
+    fn forget(&self, name: &str) {
+        self.inner.forget(name)
+    }
+    fn topics(&self, name: &str) -> Vec<String> {
+        self.inner.topics(name)
+    }
+    fn reset_topics(&self, name: &str) {
+        self.inner.reset_topics(name)
+    }
+}
+
+/// One of the standalone herder's own loops panics (here the automatic
+/// restart loop, reading a status store that breaks): the herder says so,
+/// so the process serving it stops instead of serving a REST API over
+/// nothing (the standalone worker exits with status 1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_herder_loop_that_dies_is_reported() {
+    let s = setup();
+    let statuses = Arc::new(PanickingStatuses {
+        inner: Default::default(),
+        armed: std::sync::atomic::AtomicBool::new(false),
+    });
+    let worker = runner_with(
+        Arc::new(s.kafka.clone()),
+        s.store.clone(),
+        statuses.clone(),
+        &s.collected,
+        &[],
+    );
+    let h = StandaloneHerder::new(worker);
+    h.create_connector("healthy", healthy(), TargetState::Started)
+        .await
+        .unwrap();
+    statuses
+        .armed
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let why = tokio::time::timeout(Duration::from_secs(30), h.died())
+        .await
+        .expect("the dead loop was never reported");
+    assert!(
+        why.contains("automatic-restart loop") && why.contains("status read exploded"),
+        "{why}"
+    );
+}

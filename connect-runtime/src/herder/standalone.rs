@@ -41,6 +41,8 @@ struct Inner {
     /// of it, written after the store.
     configs: Arc<dyn ConfigStore>,
     connectors: std::sync::Mutex<BTreeMap<String, Arc<Slot>>>,
+    /// Why one of the herder's own loops died, once one did.
+    died: tokio::sync::watch::Sender<Option<String>>,
 }
 
 /// One connector in the herder. Changes to it (which call into its plugin
@@ -122,26 +124,76 @@ impl StandaloneHerder {
                 worker,
                 configs,
                 connectors: std::sync::Mutex::new(BTreeMap::new()),
+                died: tokio::sync::watch::channel(None).0,
             }),
         };
-        tokio::spawn(reconfigure_loop(Arc::downgrade(&herder.inner), rx));
+        herder.spawn_loop(
+            "the task-reconfiguration loop",
+            reconfigure_loop(Arc::downgrade(&herder.inner), rx),
+        );
         let weak = Arc::downgrade(&herder.inner);
         let worker = herder.worker();
-        tokio::spawn(super::run_auto_restarts(
-            move || {
-                weak.upgrade()
-                    .map(|inner| Arc::new(StandaloneHerder { inner }))
-            },
-            worker.status_store().clone(),
-            worker.metrics().clone(),
-            worker.config().originals().clone(),
-        ));
+        herder.spawn_loop(
+            "the automatic-restart loop",
+            super::run_auto_restarts(
+                move || {
+                    weak.upgrade()
+                        .map(|inner| Arc::new(StandaloneHerder { inner }))
+                },
+                worker.status_store().clone(),
+                worker.metrics().clone(),
+                worker.config().originals().clone(),
+            ),
+        );
         herder
     }
 
     /// The unit runner this herder drives.
     pub fn worker(&self) -> &Worker {
         &self.inner.worker
+    }
+
+    /// Resolves, with the reason, if one of the herder's own loops dies
+    /// (a bug of ours, never a plugin's: plugin panics are contained). A
+    /// process serving this herder should then stop (the standalone
+    /// worker exits non-zero), as Java's worker does when its herder
+    /// thread dies, rather than serve a REST API over nothing.
+    pub async fn died(&self) -> String {
+        let mut died = self.inner.died.subscribe();
+        let why = match died.wait_for(Option::is_some).await {
+            Ok(why) => why.clone().unwrap_or_default(),
+            // The sender lives in the herder: unreachable while `self` is.
+            Err(_) => return std::future::pending().await,
+        };
+        why
+    }
+
+    /// Spawn one of the herder's loops, watched: a panic is logged and
+    /// reported through [`StandaloneHerder::died`].
+    fn spawn_loop(
+        &self,
+        name: &'static str,
+        work: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
+        let handle = tokio::spawn(work);
+        let inner = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            let Err(ended) = handle.await else { return };
+            if !ended.is_panic() {
+                return;
+            }
+            let payload = ended.into_panic();
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_string());
+            let why = format!("{name} of the standalone herder panicked: {message}");
+            tracing::error!("{why}; the worker must stop");
+            if let Some(inner) = inner.upgrade() {
+                inner.died.send_replace(Some(why));
+            }
+        });
     }
 
     /// Start every connector the config store holds that this herder does
