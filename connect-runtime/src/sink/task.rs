@@ -702,35 +702,15 @@ impl WorkerSinkTask {
         Ok(())
     }
 
-    /// Key, value and header converters (Kafka's sink order).
+    /// Header, key and value converters. The key and value converters get
+    /// the record's headers, as Kafka's get the consumed record's (they
+    /// may read a schema id from them), so the headers convert first; a
+    /// record whose headers and key both fail reports the header stage.
     async fn convert(
         &mut self,
         raw: &ConsumedRecord,
     ) -> Result<std::result::Result<SinkRecord, Failure>> {
         let topic: &str = &raw.topic;
-        let empty = Headers::new();
-        let (kc, kc_name) = &mut self.key_converter;
-        let key = match self
-            .pipeline
-            .execute(Stage::KeyConverter, kc_name, || {
-                kc.to_connect_data(topic, &empty, raw.key.as_deref())
-            })
-            .await?
-        {
-            Ok(k) => k,
-            Err(f) => return Ok(Err(f)),
-        };
-        let (vc, vc_name) = &mut self.value_converter;
-        let value = match self
-            .pipeline
-            .execute(Stage::ValueConverter, vc_name, || {
-                vc.to_connect_data(topic, &empty, raw.value.as_deref())
-            })
-            .await?
-        {
-            Ok(v) => v,
-            Err(f) => return Ok(Err(f)),
-        };
         let mut headers = Headers::new();
         let (hc, hc_name) = &mut self.header_converter;
         for (k, v) in &raw.headers {
@@ -747,6 +727,28 @@ impl WorkerSinkTask {
                 Err(f) => return Ok(Err(f)),
             }
         }
+        let (kc, kc_name) = &mut self.key_converter;
+        let key = match self
+            .pipeline
+            .execute(Stage::KeyConverter, kc_name, || {
+                kc.to_connect_data(topic, &headers, raw.key.as_deref())
+            })
+            .await?
+        {
+            Ok(k) => k,
+            Err(f) => return Ok(Err(f)),
+        };
+        let (vc, vc_name) = &mut self.value_converter;
+        let value = match self
+            .pipeline
+            .execute(Stage::ValueConverter, vc_name, || {
+                vc.to_connect_data(topic, &headers, raw.value.as_deref())
+            })
+            .await?
+        {
+            Ok(v) => v,
+            Err(f) => return Ok(Err(f)),
+        };
         let mut record = Record::new(raw.topic.clone(), value.schema, value.value)
             .with_key(key.schema, key.value)
             .with_headers(headers);
