@@ -203,6 +203,7 @@ async fn a_panicking_poll_fails_the_task_with_its_message_and_place() {
     assert!(trace.contains("panicked"), "{trace}");
     assert!(trace.contains("index out of bounds"), "{trace}");
     assert!(trace.contains("plugin_panics.rs:"), "{trace}");
+    #[cfg(feature = "prometheus")]
     assert!(h.worker().metrics().render().contains("connector=\"src\""));
     healthy_beside(&h, &s).await;
     // A restart runs the task again, and it fails again the same way.

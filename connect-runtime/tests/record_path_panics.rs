@@ -3,6 +3,8 @@
 //! skips the record, counts it, logs it and (sink side) sends it to the
 //! DLQ with the panic's message; `none` fails the task with a trace naming
 //! the panic. Each plugin here panics on the record whose value is "v2".
+// The error counters are read from the rendered metrics.
+#![cfg(feature = "prometheus")]
 
 mod common;
 

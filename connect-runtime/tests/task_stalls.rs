@@ -3,6 +3,7 @@
 //! a WARN naming the connector, task, call and duration, and a metric
 //! (`stalled_seconds`, with the call as a label) that `/ui` marks, both
 //! cleared when the call returns.
+#![cfg(feature = "prometheus")]
 
 mod common;
 
@@ -65,7 +66,6 @@ impl SourceTask for StallingSource {
 }
 
 /// The `stalled_seconds` sample of the task, as `/metrics` renders it.
-#[cfg(feature = "prometheus")]
 fn stalled_line(h: &StandaloneHerder) -> String {
     h.worker()
         .metrics()
@@ -80,7 +80,6 @@ fn stalled_line(h: &StandaloneHerder) -> String {
         .to_string()
 }
 
-#[cfg(feature = "prometheus")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_poll_that_does_not_return_is_warned_about_and_measured_until_it_does() {
     let captured = Captured::default();
