@@ -195,3 +195,55 @@ impl ConnectRecord for SinkRecord {
         Some(self.kafka_offset)
     }
 }
+
+/// A source record reads as its [`Record`]: `record.value` for
+/// `record.record.value`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use connect_api::{Record, Schema, SourceMap, SourceRecord, Value};
+///
+/// let mut r = SourceRecord::new(
+///     Arc::new(SourceMap::new()),
+///     SourceMap::new(),
+///     Record::new("orders", Some(Schema::string()), Value::from("x")),
+/// );
+/// assert_eq!(&*r.topic, "orders");
+/// r.value = Value::from("y");
+/// assert_eq!(r.record.value, Value::from("y"));
+/// ```
+impl std::ops::Deref for SourceRecord {
+    type Target = Record;
+    fn deref(&self) -> &Record {
+        &self.record
+    }
+}
+
+impl std::ops::DerefMut for SourceRecord {
+    fn deref_mut(&mut self) -> &mut Record {
+        &mut self.record
+    }
+}
+
+/// A sink record reads as its [`Record`]: `record.value` for
+/// `record.record.value`.
+///
+/// ```
+/// use connect_api::{Record, Schema, SinkRecord, Value};
+///
+/// let r = SinkRecord::new(Record::new("orders", Some(Schema::string()), Value::from("x")), 0, 42);
+/// assert_eq!(r.value, Value::from("x"));
+/// assert_eq!(r.kafka_offset, 42);
+/// ```
+impl std::ops::Deref for SinkRecord {
+    type Target = Record;
+    fn deref(&self) -> &Record {
+        &self.record
+    }
+}
+
+impl std::ops::DerefMut for SinkRecord {
+    fn deref_mut(&mut self) -> &mut Record {
+        &mut self.record
+    }
+}
