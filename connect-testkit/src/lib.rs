@@ -37,6 +37,7 @@
 //! assert_records_eq!(got, [expected]);
 //! ```
 
+mod context;
 pub mod contract;
 mod convert;
 pub mod diff;
@@ -54,6 +55,7 @@ mod wait;
 #[doc = include_str!("../GUIDE.md")]
 pub mod guide {}
 
+pub use context::FakeConnectorContext;
 pub use contract::{assert_smt_contract, check_smt_contract, SmtContract};
 pub use convert::{Converters, SerializedRecord, JSON_CONVERTER};
 pub use kafka::{FaultKind, MemoryKafka};

@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use connect_api::connector::ConnectorContext;
 use connect_api::{ConfigMap, ConnectError, Result};
 use connect_runtime::converters::{ConverterRegistry, TaskConverters};
 use connect_runtime::status::{State, StatusListener, TargetState, TaskId};
@@ -23,21 +22,6 @@ impl StatusListener for StatusLog {
     fn task_state(&self, _id: &TaskId, state: State, trace: Option<String>) {
         if let Ok(mut s) = self.0.lock() {
             s.push((state, trace));
-        }
-    }
-}
-
-/// A connector context that keeps what the connector raised.
-#[derive(Default)]
-pub(crate) struct ConnectorLog {
-    pub(crate) errors: Mutex<Vec<String>>,
-}
-
-impl ConnectorContext for ConnectorLog {
-    fn request_task_reconfiguration(&self) {}
-    fn raise_error(&self, error: ConnectError) {
-        if let Ok(mut e) = self.errors.lock() {
-            e.push(error.to_string());
         }
     }
 }

@@ -14,9 +14,10 @@ use connect_runtime::status::{State, TargetState};
 use connect_transforms::chain::TransformChain;
 use connect_transforms::registry::TransformRegistry;
 
+use crate::context::FakeConnectorContext;
 use crate::convert::Converters;
 use crate::kafka::{topic_records, MemoryKafka};
-use crate::pipeline::{task_converters, worker_config, ConnectorLog, Runner};
+use crate::pipeline::{task_converters, worker_config, Runner};
 use crate::wait::eventually;
 
 type TaskFactory = Box<dyn Fn() -> Box<dyn SourceTask> + Send>;
@@ -81,7 +82,7 @@ pub struct SourcePipeline {
     converters: ConverterRegistry,
     config: ConfigMap,
     task_config: Option<ConfigMap>,
-    connector_context: Arc<ConnectorLog>,
+    connector_context: Arc<FakeConnectorContext>,
 }
 
 impl std::fmt::Debug for SourcePipeline {
@@ -320,10 +321,6 @@ impl SourcePipeline {
 
     /// Errors the connector raised through its context.
     pub fn connector_errors(&self) -> Vec<String> {
-        self.connector_context
-            .errors
-            .lock()
-            .map(|e| e.clone())
-            .unwrap_or_default()
+        self.connector_context.errors()
     }
 }
