@@ -55,7 +55,7 @@ mod wait;
 #[doc = include_str!("../GUIDE.md")]
 pub mod guide {}
 
-pub use context::FakeConnectorContext;
+pub use context::{connector_task_configs, FakeConnectorContext};
 pub use contract::{assert_smt_contract, check_smt_contract, SmtContract};
 pub use convert::{Converters, SerializedRecord, JSON_CONVERTER};
 pub use kafka::{FaultKind, MemoryKafka};
