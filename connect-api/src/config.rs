@@ -1153,6 +1153,64 @@ impl ParsedConfig {
             _ => None,
         }
     }
+
+    /// The value of `name`, which parsing guarantees for a key with a
+    /// default or a required one: no `Option` to unwrap. An error names the
+    /// key when it has no value (declared optional and not given) or
+    /// another type.
+    ///
+    /// ```
+    /// use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType};
+    ///
+    /// let def = ConfigDef::new()
+    ///     .define(ConfigKey::new("batch.size", ConfigType::Int).default(100))
+    ///     .define(ConfigKey::new("topic", ConfigType::String));
+    /// let parsed = def.parse(&ConfigMap::from([("topic", "orders")])).unwrap();
+    /// assert_eq!(parsed.int("batch.size").unwrap(), 100);
+    /// assert_eq!(parsed.string("topic").unwrap(), "orders");
+    /// assert!(parsed.long("topic").unwrap_err().to_string().contains("topic"));
+    /// ```
+    pub fn int(&self, name: &str) -> Result<i32> {
+        self.required(name, "INT", self.get_int(name))
+    }
+    /// [`ParsedConfig::int`] for a SHORT key.
+    pub fn short(&self, name: &str) -> Result<i16> {
+        self.required(name, "SHORT", self.get_short(name))
+    }
+    /// [`ParsedConfig::int`] for a LONG (or INT) key.
+    pub fn long(&self, name: &str) -> Result<i64> {
+        self.required(name, "LONG", self.get_long(name))
+    }
+    /// [`ParsedConfig::int`] for a DOUBLE key.
+    pub fn double(&self, name: &str) -> Result<f64> {
+        self.required(name, "DOUBLE", self.get_double(name))
+    }
+    /// [`ParsedConfig::int`] for a BOOLEAN key.
+    pub fn boolean(&self, name: &str) -> Result<bool> {
+        self.required(name, "BOOLEAN", self.get_bool(name))
+    }
+    /// [`ParsedConfig::int`] for a STRING or CLASS key.
+    pub fn string(&self, name: &str) -> Result<&str> {
+        self.required(name, "STRING", self.get_string(name))
+    }
+    /// [`ParsedConfig::int`] for a LIST key.
+    pub fn list(&self, name: &str) -> Result<&[String]> {
+        self.required(name, "LIST", self.get_list(name))
+    }
+    /// [`ParsedConfig::int`] for a PASSWORD key.
+    pub fn password(&self, name: &str) -> Result<&Password> {
+        self.required(name, "PASSWORD", self.get_password(name))
+    }
+
+    fn required<T>(&self, name: &str, ty: &str, value: Option<T>) -> Result<T> {
+        value.ok_or_else(|| {
+            let why = match self.values.get(name) {
+                Some(_) => format!("is not of type {ty}: read it with its declared type's getter"),
+                None => "has no value: it is optional and was not given (declare a default, or read it with the get_ getter)".to_string(),
+            };
+            ConnectError::config(name, format!("Configuration {name} {why}"))
+        })
+    }
     /// Keys given but not declared (the runtime logs them as warnings).
     pub fn unknown(&self) -> &[String] {
         &self.unknown
