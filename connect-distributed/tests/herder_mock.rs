@@ -220,8 +220,21 @@ async fn node_with(
     join: bool,
     wrap: impl FnOnce(Arc<dyn ConfigTopic>) -> Arc<dyn ConfigTopic>,
 ) -> Node {
+    node_listening(mock, group, join, "127.0.0.1", wrap).await
+}
+
+/// [`node_with`], its REST listener on `listen_host` (e.g. `0.0.0.0`, as
+/// any multi-host cluster has it) and advertised as 127.0.0.1.
+async fn node_listening(
+    mock: &MockKafka,
+    group: &str,
+    join: bool,
+    listen_host: &str,
+    wrap: impl FnOnce(Arc<dyn ConfigTopic>) -> Arc<dyn ConfigTopic>,
+) -> Node {
     let port = free_port();
     let id = format!("127.0.0.1:{port}");
+    let listener = format!("http://{listen_host}:{port}");
     let props = ConfigMap::from([
         ("bootstrap.servers", mock.bootstrap_servers()),
         ("group.id", group),
@@ -242,7 +255,8 @@ async fn node_with(
             "org.apache.kafka.connect.json.JsonConverter",
         ),
         ("offset.flush.interval.ms", "200"),
-        ("listeners", &format!("http://{id}")),
+        ("listeners", &listener),
+        ("rest.advertised.host.name", "127.0.0.1"),
         // The mock cluster: short sessions, no delay for lost work.
         ("session.timeout.ms", "3000"),
         ("heartbeat.interval.ms", "300"),
@@ -284,7 +298,7 @@ async fn node_with(
     let rest = if join {
         let rest = RestServer::start(
             Arc::new(herder.clone()),
-            &format!("http://{id}"),
+            &listener,
             Loggers::in_memory("INFO"),
         )
         .await
@@ -835,4 +849,53 @@ async fn every_plugin_panic_is_contained_over_rest_in_standalone_mode() {
     panics_are_contained_over_rest(rest.url().trim_end_matches('/'), "s").await;
     herder.shutdown().await;
     rest.stop().await;
+}
+
+/// Review F4: with a wildcard listener (`listeners=http://0.0.0.0:PORT`,
+/// what any multi-host cluster uses) the worker id the status topic holds
+/// (the advertised 127.0.0.1:PORT) is not the listener's. A task restart
+/// must still restart the task where it runs and answer at once, instead
+/// of sending the request to itself again and again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_restart_answers_at_once_with_a_wildcard_listener() {
+    let mock = mock(&[("faulty", 1)]);
+    let n = node_listening(&mock, "wildcard", true, "0.0.0.0", |c| c).await;
+    eventually("joined", async || (n.herder.generation() > 0).then_some(())).await;
+    let base = n.rest.as_ref().unwrap().url();
+    let base = base.trim_end_matches('/').replace("0.0.0.0", "127.0.0.1");
+    let body = serde_json::json!({"name": "src", "config": {
+        "connector.class": "FaultySource", "topic": "faulty",
+    }});
+    let (status, reply) = rest_call("POST", &format!("{base}/connectors"), Some(body)).await;
+    assert_eq!(status, 201, "{reply}");
+    eventually("the task RUNNING", async || {
+        let (_, s) = rest_call("GET", &format!("{base}/connectors/src/status"), None).await;
+        (s["tasks"][0]["state"] == "RUNNING").then_some(())
+    })
+    .await;
+    let began = Instant::now();
+    let (status, reply) = rest_call(
+        "POST",
+        &format!("{base}/connectors/src/tasks/0/restart"),
+        None,
+    )
+    .await;
+    let took = began.elapsed();
+    assert_eq!(status, 204, "{reply}");
+    assert!(took < Duration::from_secs(1), "the restart took {took:?}");
+    // A forwarded restart (forward=false) is handled here or refused,
+    // never sent on: an unknown task is a 404.
+    let (status, reply) = rest_call(
+        "POST",
+        &format!("{base}/connectors/src/tasks/7/restart?forward=false"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 404, "{reply}");
+    eventually("the task RUNNING again", async || {
+        let (_, s) = rest_call("GET", &format!("{base}/connectors/src/status"), None).await;
+        (s["tasks"][0]["state"] == "RUNNING").then_some(())
+    })
+    .await;
+    n.stop().await;
 }

@@ -97,7 +97,10 @@ pub async fn connector_task_configs(
     connector: &mut dyn connect_api::connector::Connector,
     config: &connect_api::ConfigMap,
     max_tasks: usize,
-) -> connect_api::Result<(Vec<connect_api::ConfigMap>, std::sync::Arc<FakeConnectorContext>)> {
+) -> connect_api::Result<(
+    Vec<connect_api::ConfigMap>,
+    std::sync::Arc<FakeConnectorContext>,
+)> {
     let errors: Vec<String> = connector
         .validate(config)
         .into_iter()

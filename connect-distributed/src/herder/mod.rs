@@ -458,6 +458,43 @@ impl DistributedHerder {
         let _ = left.wait_for(|l| *l).await;
     }
 
+    /// Restart task `task` of `name` when it runs on this worker (what the
+    /// worker runs, not what the status topic last said: Kafka checks its
+    /// assignment); `false` when it does not run here.
+    async fn restart_if_here(&self, name: &str, task: u32) -> Result<bool> {
+        let state = self.exists(name)?;
+        let id = ConnectorTaskId::new(name, task as i32);
+        let Some(task_config) = state.task_config(&id).map(properties_to_map) else {
+            return Err(ConnectError::not_found(format!(
+                "Task {name}-{task} not found"
+            )));
+        };
+        let runtime_id = runtime_task_id(name, task);
+        let runs_here = self
+            .shared
+            .worker
+            .running_units()
+            .await
+            .tasks
+            .contains(&runtime_id);
+        if !runs_here {
+            return Ok(false);
+        }
+        let connector = state
+            .connector_config(name)
+            .map(properties_to_map)
+            .unwrap_or_default();
+        let target = state.target_state(name).unwrap_or(TargetState::Started);
+        self.shared
+            .status
+            .task_state(&runtime_id, State::Restarting, None);
+        self.shared
+            .worker
+            .start_task(name, task, connector, &task_config, target)
+            .await?;
+        Ok(true)
+    }
+
     /// Whether this worker leads the group now.
     pub fn is_leader(&self) -> bool {
         self.shared.view().is_leader
@@ -793,42 +830,32 @@ impl Herder for DistributedHerder {
     }
 
     async fn restart_task(&self, name: &str, task: u32) -> Result<()> {
-        let state = self.exists(name)?;
+        if self.restart_if_here(name, task).await? {
+            return Ok(());
+        }
+        // Kafka sends a task restart on to the worker that runs it. The
+        // owner comes from the status topic, which names workers by their
+        // advertised address, as this worker's own URL does: a stale status
+        // naming this worker is a 409, never a request to itself.
         let id = ConnectorTaskId::new(name, task as i32);
-        let Some(task_config) = state.task_config(&id).map(properties_to_map) else {
-            return Err(ConnectError::not_found(format!(
-                "Task {name}-{task} not found"
-            )));
-        };
         let owner = self
             .shared
             .status
             .task_status(&id)
             .map(|s| s.worker_id)
             .unwrap_or_default();
-        if owner == self.shared.worker.worker_id() {
-            let connector = state
-                .connector_config(name)
-                .map(properties_to_map)
-                .unwrap_or_default();
-            let target = state.target_state(name).unwrap_or(TargetState::Started);
-            self.shared
-                .status
-                .task_state(&runtime_task_id(name, task), State::Restarting, None);
-            return self
-                .shared
-                .worker
-                .start_task(name, task, connector, &task_config, target)
-                .await;
+        let me = self.shared.url();
+        let me = me
+            .trim_start_matches("http://")
+            .trim_start_matches("https://")
+            .trim_end_matches('/');
+        if owner.is_empty() || owner == me {
+            return Err(not_running_here(name, task));
         }
-        if owner.is_empty() {
-            return Err(ConnectError::conflict(format!(
-                "Task {name}-{task} is not running on any worker yet; retry after the rebalance"
-            )));
-        }
-        // Kafka forwards a task restart to the worker that runs it.
+        // forward=false: the owner restarts it or answers 409, never
+        // forwards again (Kafka's bound on hops).
         let url = format!(
-            "http://{owner}/connectors/{}/tasks/{task}/restart?forward=true",
+            "http://{owner}/connectors/{}/tasks/{task}/restart?forward=false",
             url_segment(name)
         );
         let reply = client::send("POST", &url, Vec::new(), &[], Duration::from_secs(30)).await?;
@@ -840,6 +867,14 @@ impl Herder for DistributedHerder {
                 reply.status,
                 String::from_utf8_lossy(&reply.body)
             )))
+        }
+    }
+
+    async fn restart_task_here(&self, name: &str, task: u32) -> Result<()> {
+        if self.restart_if_here(name, task).await? {
+            Ok(())
+        } else {
+            Err(not_running_here(name, task))
         }
     }
 
@@ -955,6 +990,14 @@ fn now_ms() -> i64 {
 }
 
 /// A connector name as one URL path segment.
+/// A task restart for a task this worker does not run (and may not pass
+/// on): Kafka's 409 while the assignment settles.
+fn not_running_here(name: &str, task: u32) -> ConnectError {
+    ConnectError::conflict(format!(
+        "Task {name}-{task} is not running on this worker and its owner is not known here yet; retry after the rebalance"
+    ))
+}
+
 fn url_segment(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for b in name.bytes() {

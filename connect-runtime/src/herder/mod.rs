@@ -140,6 +140,15 @@ pub trait Herder: Send + Sync + 'static {
     /// Restart one task.
     async fn restart_task(&self, name: &str, task: u32) -> Result<()>;
 
+    /// Restart one task that another worker forwarded here (Kafka's
+    /// `forward=false`): only where it runs, never forwarded again, so a
+    /// request cannot bounce between workers. The default restarts it as
+    /// [`Herder::restart_task`] does (a single-worker herder runs
+    /// everything).
+    async fn restart_task_here(&self, name: &str, task: u32) -> Result<()> {
+        self.restart_task(name, task).await
+    }
+
     /// The topics `name` used (KIP-558), sorted.
     async fn connector_topics(&self, name: &str) -> Result<Vec<String>>;
 

@@ -418,9 +418,19 @@ pub(super) async fn task_status(
 pub(super) async fn restart_task(
     State(state): State<Shared>,
     Path((name, task)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
 ) -> ApiResult<StatusCode> {
     let t = task_number(&name, &task)?;
-    state.herder.restart_task(&name, t).await?;
+    // Sent on by another worker (Kafka's `forward=false`): here or not at all.
+    let forwarded = query.as_deref().unwrap_or("").split('&').any(|kv| {
+        kv.split_once('=')
+            .is_some_and(|(k, v)| k == "forward" && v.eq_ignore_ascii_case("false"))
+    });
+    if forwarded {
+        state.herder.restart_task_here(&name, t).await?;
+    } else {
+        state.herder.restart_task(&name, t).await?;
+    }
     Ok(StatusCode::NO_CONTENT)
 }
 
