@@ -61,6 +61,8 @@ async fn a_task_runs_without_its_connector_instance() {
         tasks,
     } = w.running_units().await;
     assert!(instances.is_empty() && tasks.is_empty());
+    // Stopped cleanly: no status says it still runs here (review F15).
+    assert_eq!(statuses.task(&id("src", 0)).0, State::Unassigned);
     eventually("the task's offset stored at its stop", || {
         stored(&s.store, "src") == Some(4)
     })

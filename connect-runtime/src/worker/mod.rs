@@ -121,6 +121,13 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Whether a stopped task is replaced by a new copy at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replaced {
+    Yes,
+    No,
+}
+
 /// Why a bounded call into a connector instance gave no answer.
 enum Unanswered {
     /// It failed, panicked or hung past its bound: the connector fails.
@@ -454,7 +461,8 @@ impl Worker {
         let slot = self.slot(name, &connector_config)?;
         let previous = lock(&slot.tasks).remove(&task);
         if let Some(running) = previous {
-            self.stop_running(name, vec![(task, running)]).await;
+            self.stop_running(name, vec![(task, running)], Replaced::Yes)
+                .await;
         }
         let started = self.spawn_task(
             name,
@@ -471,7 +479,8 @@ impl Worker {
                 // later one runs, the other stops.
                 let raced = lock(&slot.tasks).insert(task, running);
                 if let Some(raced) = raced {
-                    self.stop_running(name, vec![(task, raced)]).await;
+                    self.stop_running(name, vec![(task, raced)], Replaced::Yes)
+                        .await;
                 }
                 Ok(())
             }
@@ -505,7 +514,7 @@ impl Worker {
                     .collect()
             };
             Some(async move {
-                self.stop_running(name, running).await;
+                self.stop_running(name, running, Replaced::No).await;
                 self.release_if_idle(name, slot);
             })
         });
@@ -521,7 +530,8 @@ impl Worker {
         *lock(&slot.target) = target;
         if target == TargetState::Stopped {
             slot.abandon_calls();
-            self.stop_running(name, slot.take_tasks()).await;
+            self.stop_running(name, slot.take_tasks(), Replaced::No)
+                .await;
             let mut instance = slot.instance.lock().await;
             self.stop_instance(name, &slot, &mut instance).await;
             drop(instance);
@@ -573,7 +583,8 @@ impl Worker {
         }
         // All connectors at once: each task has the same graceful timeout.
         let stops = slots.iter().map(|(name, slot)| async move {
-            self.stop_running(name, slot.take_tasks()).await;
+            self.stop_running(name, slot.take_tasks(), Replaced::No)
+                .await;
             let mut instance = slot.instance.lock().await;
             self.stop_instance(name, slot, &mut instance).await;
         });
@@ -871,7 +882,11 @@ impl Worker {
     /// Tell every task to stop, then wait for them together: they flush
     /// and commit at the same time, within one
     /// `task.shutdown.graceful.timeout.ms`, rather than one after another.
-    async fn stop_running(&self, name: &str, tasks: Vec<(u32, RunningTask)>) {
+    /// A task that stopped without failing shows UNASSIGNED (Kafka's
+    /// `onShutdown`), so no status says it runs where nothing runs it;
+    /// unless another copy replaces it at once (a restart), whose own
+    /// states follow.
+    async fn stop_running(&self, name: &str, tasks: Vec<(u32, RunningTask)>, replaced: Replaced) {
         for (t, running) in &tasks {
             let _ = running.control.send(TargetState::Stopped);
             self.inner.metrics.forget(name, Some(*t));
@@ -884,6 +899,10 @@ impl Worker {
                 tracing::error!(connector = %name, task = t,
                     "task did not stop within task.shutdown.graceful.timeout.ms ({timeout:?}); aborting it");
                 handle.abort();
+            }
+            let id = task_id(name, t);
+            if replaced == Replaced::No && self.inner.status.task(&id).0 != State::Failed {
+                self.inner.status.task_state(&id, State::Unassigned, None);
             }
         });
         futures::future::join_all(waits).await;
