@@ -899,3 +899,45 @@ async fn a_task_restart_answers_at_once_with_a_wildcard_listener() {
     .await;
     n.stop().await;
 }
+
+/// Review F11: offsets change only once the connector is STOPPED *and* has
+/// no task configs left, as Kafka checks; and `stop` writes the empty task
+/// configs with the target, so a reset right after it is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_change_only_once_a_stopped_connector_has_no_tasks() {
+    use connect_distributed::topics::config::ConfigRecord;
+    let mock = mock(&[("faulty", 1)]);
+    // Not in a group: nothing but this test writes the config topic.
+    let n = node(&mock, "offsets", false).await;
+    let h = &n.herder;
+    let source = config(&[("connector.class", "FaultySource"), ("topic", "faulty")]);
+    h.create_connector("s", source, TargetState::Started)
+        .await
+        .unwrap();
+    // One task config, then STOPPED written alone (as a worker that stops
+    // without clearing the tasks would).
+    let task = connect_distributed::protocol::ConnectorTaskId::new("s", 0);
+    h.config_topic()
+        .write(vec![
+            ConfigRecord::Task {
+                id: task,
+                properties: Default::default(),
+            },
+            ConfigRecord::TasksCommit {
+                connector: "s".into(),
+                tasks: 1,
+            },
+            ConfigRecord::TargetState {
+                connector: "s".into(),
+                state: TargetState::Stopped,
+            },
+        ])
+        .await
+        .unwrap();
+    let err = h.reset_connector_offsets("s").await.unwrap_err();
+    assert!(err.to_string().contains("STOPPED"), "{err}");
+    // `stop` clears the task configs with the target: no tasks at once.
+    h.stop("s").await.unwrap();
+    h.config_topic().read_to_end().await.unwrap();
+    assert_eq!(ConfigTopic::state(&*configs_of(h)).task_count("s"), Some(0));
+}

@@ -952,13 +952,21 @@ impl DistributedHerder {
     async fn retarget(&self, name: &str, target: TargetState) -> Result<()> {
         self.shared.configs.read_to_end().await?;
         self.exists(name)?;
-        self.shared
-            .configs
-            .write(vec![ConfigRecord::TargetState {
+        let mut records = Vec::with_capacity(2);
+        if target == TargetState::Stopped {
+            // As Java's stopConnector: no task configs first, then the
+            // target, so a STOPPED connector has no tasks the moment it
+            // reads as STOPPED (offsets may then change, review F11).
+            records.push(ConfigRecord::TasksCommit {
                 connector: name.to_string(),
-                state: target,
-            }])
-            .await
+                tasks: 0,
+            });
+        }
+        records.push(ConfigRecord::TargetState {
+            connector: name.to_string(),
+            state: target,
+        });
+        self.shared.configs.write(records).await
     }
 
     /// The config of `name` when it is STOPPED (KIP-875's precondition for
@@ -966,10 +974,21 @@ impl DistributedHerder {
     async fn stopped_config(&self, name: &str) -> Result<ConfigMap> {
         self.shared.configs.read_to_end().await?;
         let state = self.exists(name)?;
-        if state.target_state(name) != Some(TargetState::Stopped) {
+        // Kafka's check: STOPPED, and no task configs left (the tasks were
+        // at least told to stop).
+        let stopped = state.target_state(name) == Some(TargetState::Stopped)
+            && state.task_count(name).unwrap_or(0) == 0;
+        if !stopped {
             return Err(ConnectError::config("request", format!(
                 "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
             )));
+        }
+        // Not while the assignment moves: a revoked task may still be
+        // stopping somewhere and commit over the change.
+        if self.shared.view().rebalancing {
+            return Err(ConnectError::conflict(
+                "Cannot complete request because of a conflicting operation (e.g. worker rebalance)",
+            ));
         }
         Ok(state
             .connector_config(name)
