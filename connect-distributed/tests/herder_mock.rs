@@ -220,7 +220,7 @@ async fn node_with(
     join: bool,
     wrap: impl FnOnce(Arc<dyn ConfigTopic>) -> Arc<dyn ConfigTopic>,
 ) -> Node {
-    node_listening(mock, group, join, "127.0.0.1", wrap).await
+    node_listening(mock, group, join, "127.0.0.1", &[], wrap).await
 }
 
 /// [`node_with`], its REST listener on `listen_host` (e.g. `0.0.0.0`, as
@@ -230,12 +230,13 @@ async fn node_listening(
     group: &str,
     join: bool,
     listen_host: &str,
+    extra: &[(&str, &str)],
     wrap: impl FnOnce(Arc<dyn ConfigTopic>) -> Arc<dyn ConfigTopic>,
 ) -> Node {
     let port = free_port();
     let id = format!("127.0.0.1:{port}");
     let listener = format!("http://{listen_host}:{port}");
-    let props = ConfigMap::from([
+    let mut props = ConfigMap::from([
         ("bootstrap.servers", mock.bootstrap_servers()),
         ("group.id", group),
         ("config.storage.topic", "configs"),
@@ -262,6 +263,7 @@ async fn node_listening(
         ("heartbeat.interval.ms", "300"),
         ("scheduled.rebalance.max.delay.ms", "0"),
     ]);
+    props.extend(ConfigMap::from_pairs(extra.iter().copied()));
     let worker_config = WorkerConfig::parse(&props).unwrap();
     let settings = DistributedConfig::parse(props.iter()).unwrap();
     let cluster: Arc<dyn KafkaCluster> = Arc::new(mock.cluster());
@@ -859,7 +861,7 @@ async fn every_plugin_panic_is_contained_over_rest_in_standalone_mode() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_restart_answers_at_once_with_a_wildcard_listener() {
     let mock = mock(&[("faulty", 1)]);
-    let n = node_listening(&mock, "wildcard", true, "0.0.0.0", |c| c).await;
+    let n = node_listening(&mock, "wildcard", true, "0.0.0.0", &[], |c| c).await;
     eventually("joined", async || (n.herder.generation() > 0).then_some(())).await;
     let base = n.rest.as_ref().unwrap().url();
     let base = base.trim_end_matches('/').replace("0.0.0.0", "127.0.0.1");
@@ -940,4 +942,36 @@ async fn offsets_change_only_once_a_stopped_connector_has_no_tasks() {
     h.stop("s").await.unwrap();
     h.config_topic().read_to_end().await.unwrap();
     assert_eq!(ConfigTopic::state(&*configs_of(h)).task_count("s"), Some(0));
+}
+
+/// Review F14: the leader rotates the session key when it expires even in
+/// a quiet cluster (no config change, no rebalance), as Java's tick does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_key_rotates_in_a_quiet_cluster() {
+    let mock = mock(&[]);
+    let n = node_listening(
+        &mock,
+        "keys",
+        true,
+        "127.0.0.1",
+        &[("inter.worker.key.ttl.ms", "1000")],
+        |c| c,
+    )
+    .await;
+    let key_time = || {
+        ConfigTopic::state(&*configs_of(&n.herder))
+            .session_key()
+            .map(|k| k.creation_timestamp)
+    };
+    let first = eventually("a session key", async || key_time()).await;
+    // Nothing else happens: only the key's age can bring a new one.
+    let second = eventually("a newer session key", async || {
+        key_time().filter(|t| *t > first)
+    })
+    .await;
+    eventually("a third session key", async || {
+        key_time().filter(|t| *t > second)
+    })
+    .await;
+    n.stop().await;
 }

@@ -20,7 +20,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::{properties_to_map, Shared};
+use super::{now_ms, properties_to_map, Shared};
 use crate::group::{GroupEvent, GroupMember, Joined};
 use crate::protocol::{ConnectorTaskId, SubProtocol};
 use crate::stores::RestartRequest;
@@ -106,6 +106,9 @@ pub(super) struct Engine {
     unpublished: BTreeMap<String, Vec<ConfigMap>>,
     rejoin_at: Option<Instant>,
     retry_at: Option<Instant>,
+    /// When the leader checks the session key's age again (review F14:
+    /// a quiet cluster still rotates it every `inter.worker.key.ttl.ms`).
+    key_check_at: Option<Instant>,
     /// The connectors and task generations seen at the last rebalance:
     /// a change means the leader must assign again.
     layout: BTreeMap<String, TaskLayout>,
@@ -144,6 +147,7 @@ impl Engine {
             unpublished: BTreeMap::new(),
             rejoin_at: None,
             retry_at: None,
+            key_check_at: None,
             layout: BTreeMap::new(),
             restarts,
         }
@@ -165,7 +169,10 @@ impl Engine {
         self.worker().metrics().rebalance().started();
         let mut changes = self.shared.configs.changes();
         loop {
-            let timer = [self.rejoin_at, self.retry_at].into_iter().flatten().min();
+            let timer = [self.rejoin_at, self.retry_at, self.key_check_at]
+                .into_iter()
+                .flatten()
+                .min();
             tokio::select! {
                 _ = self.shutdown.changed() => break,
                 event = self.events.recv() => match event {
@@ -197,6 +204,12 @@ impl Engine {
                     if self.rejoin_at.is_some_and(|t| t <= now) {
                         self.rejoin_at = None;
                         self.request_rejoin("scheduled rebalance delay passed");
+                    }
+                    if self.key_check_at.is_some_and(|t| t <= now) {
+                        self.key_check_at = None;
+                        if self.shared.view().is_leader {
+                            self.leader_duties().await;
+                        }
                     }
                     if self.retry_at.is_some_and(|t| t <= now) {
                         self.retry_at = None;
@@ -695,6 +708,14 @@ impl Engine {
             if let Err(e) = self.shared.rotate_session_key(&state).await {
                 tracing::warn!(error = %e, "could not write a new session key");
             }
+            // Look again when the key expires. A key just written may not
+            // be read back yet: never sooner than a second from now.
+            let ttl = self.shared.settings.key_ttl;
+            let left = state.session_key().map_or(ttl, |k| {
+                let expires = k.creation_timestamp.saturating_add(ttl.as_millis() as i64);
+                Duration::from_millis(expires.saturating_sub(now_ms()).max(0) as u64)
+            });
+            self.key_check_at = Some(Instant::now() + left.max(Duration::from_secs(1)));
         }
     }
 

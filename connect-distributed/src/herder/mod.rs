@@ -1001,7 +1001,7 @@ fn not_found(name: &str) -> ConnectError {
     ConnectError::not_found(format!("Connector {name} not found"))
 }
 
-fn now_ms() -> i64 {
+pub(super) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
