@@ -82,6 +82,15 @@ fn panicked(what: &dyn Display, payload: Box<dyn Any + Send>) -> ConnectError {
     Panicked::from_payload(payload).into_error(what)
 }
 
+/// The message a panic was raised with (`panic!("...")`'s text).
+pub(crate) fn payload_message(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
 /// A panic [`catch_sync`] caught, with its message and place, waiting to be
 /// named by [`into_error`](Self::into_error).
 pub(crate) struct Panicked {
@@ -93,11 +102,7 @@ impl Panicked {
     /// Take the panic's message from its payload and its place from this
     /// thread's record of the last contained panic (set by the hook).
     fn from_payload(payload: Box<dyn Any + Send>) -> Panicked {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic without a message".to_string());
+        let message = payload_message(&*payload);
         let place = LAST
             .with(|last| last.borrow_mut().take())
             .unwrap_or_default();

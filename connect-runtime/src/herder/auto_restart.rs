@@ -186,11 +186,13 @@ pub async fn run<H: Herder + ?Sized>(
                 seen.insert(unit.clone());
                 let track = tracks.entry(unit).or_default();
                 if state.state != State::Failed.name() {
-                    note_alive(
-                        track,
-                        &state.state,
-                        &policy_of(&*h, &name, &worker_props, &mut policy).await,
-                    );
+                    track.due = None;
+                    // Only a unit with restarts behind it has a count to
+                    // reset: healthy ones cost no config read per look.
+                    if track.attempts > 0 || track.gave_up {
+                        let policy = policy_of(&*h, &name, &worker_props, &mut policy).await;
+                        note_alive(track, &state.state, &policy);
+                    }
                     continue;
                 }
                 track.running_since = None;
@@ -269,7 +271,6 @@ async fn policy_of<H: Herder + ?Sized>(
 /// A unit seen in a state other than FAILED: once it has run for the
 /// longest backoff, its attempts count from zero again.
 fn note_alive(track: &mut Track, state: &str, policy: &RestartPolicy) {
-    track.due = None;
     if state != State::Running.name() {
         track.running_since = None;
         return;

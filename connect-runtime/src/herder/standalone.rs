@@ -182,12 +182,7 @@ impl StandaloneHerder {
             if !ended.is_panic() {
                 return;
             }
-            let payload = ended.into_panic();
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".to_string());
+            let message = crate::panics::payload_message(&*ended.into_panic());
             let why = format!("{name} of the standalone herder panicked: {message}");
             tracing::error!("{why}; the worker must stop");
             if let Some(inner) = inner.upgrade() {

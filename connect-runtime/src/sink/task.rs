@@ -31,7 +31,7 @@ use crate::kafka::{
     Subscription,
 };
 use crate::metrics::TaskCall;
-use crate::panics::contain;
+use crate::panics::{contain, CallOf};
 use crate::status::{State, StatusListener, TargetState, TaskId};
 
 /// Redelivery delay after a retriable `put` failure when the task did not
@@ -860,7 +860,7 @@ impl WorkerSinkTask {
         let in_call = self.settings.metrics.calls.enter(TaskCall::Flush);
         // A panic here is a failed commit, as Kafka treats a Throwable
         // from preCommit: rewind to the last commit and go on.
-        let what = format!("task {}: pre_commit", self.settings.id);
+        let what = CallOf(&self.settings.id, "SinkTask::pre_commit");
         let returned = contain(what, self.task.pre_commit(current.clone())).await;
         drop(in_call);
         let returned = match returned {
