@@ -59,7 +59,110 @@ fn plugins() -> Plugins {
     plugins.register_source("test.PanickyDefSource", &["PanickyDefSource"], || {
         Box::new(PanickyDefSource)
     });
+    plugins.register_source("test.SlowStopSource", &["SlowStopSource"], || {
+        Box::new(SlowStopSource::default())
+    });
     plugins
+}
+
+/// How many instances of each SlowStopSource task run now, the most that
+/// ever ran at once, and how many are in their (slow) `stop`.
+#[derive(Default)]
+struct Instances {
+    running: std::collections::BTreeMap<String, (u32, u32)>,
+    stopping: u32,
+}
+
+static INSTANCES: std::sync::Mutex<Option<Instances>> = std::sync::Mutex::new(None);
+
+fn instances<T>(f: impl FnOnce(&mut Instances) -> T) -> T {
+    let mut guard = INSTANCES.lock().unwrap_or_else(|p| p.into_inner());
+    f(guard.get_or_insert_with(Instances::default))
+}
+
+/// A source whose tasks take `stop.ms` to stop (as a source flushing a
+/// slow producer does) and count their instances in [`INSTANCES`]: two
+/// instances of one task at once means it ran on two workers.
+#[derive(Default)]
+struct SlowStopSource(ConfigMap);
+
+#[async_trait::async_trait]
+impl connect_api::connector::Connector for SlowStopSource {
+    fn version(&self) -> String {
+        "1.0".into()
+    }
+    fn config_def(&self) -> connect_api::config::ConfigDef {
+        connect_api::config::ConfigDef::new()
+    }
+    async fn start(
+        &mut self,
+        config: &ConfigMap,
+        _: Arc<dyn connect_api::connector::ConnectorContext>,
+    ) -> connect_api::Result<()> {
+        self.0 = config.clone();
+        Ok(())
+    }
+    async fn task_configs(&mut self, max: usize) -> connect_api::Result<Vec<ConfigMap>> {
+        let name = self.0.get("name").cloned().unwrap_or_default();
+        Ok((0..max)
+            .map(|i| {
+                let mut c = self.0.clone();
+                c.insert("instance".into(), format!("{name}-{i}"));
+                c
+            })
+            .collect())
+    }
+    async fn stop(&mut self) -> connect_api::Result<()> {
+        Ok(())
+    }
+}
+
+impl connect_api::connector::SourceConnector for SlowStopSource {
+    fn create_task(&self) -> Box<dyn connect_api::source::SourceTask> {
+        Box::new(SlowStopTask::default())
+    }
+}
+
+#[derive(Default)]
+struct SlowStopTask {
+    instance: String,
+    stop_ms: u64,
+}
+
+#[async_trait::async_trait]
+impl connect_api::source::SourceTask for SlowStopTask {
+    async fn start(
+        &mut self,
+        config: &ConfigMap,
+        _: Arc<dyn connect_api::source::SourceTaskContext>,
+    ) -> connect_api::Result<()> {
+        self.instance = config.get("instance").cloned().unwrap_or_default();
+        self.stop_ms = config
+            .get("stop.ms")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        instances(|i| {
+            let (now, max) = i.running.entry(self.instance.clone()).or_default();
+            *now += 1;
+            *max = (*max).max(*now);
+        });
+        Ok(())
+    }
+    async fn poll(&mut self) -> connect_api::Result<Vec<connect_api::SourceRecord>> {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Ok(Vec::new())
+    }
+    async fn stop(&mut self) -> connect_api::Result<()> {
+        instances(|i| i.stopping += 1);
+        tokio::time::sleep(Duration::from_millis(self.stop_ms)).await;
+        instances(|i| {
+            i.stopping -= 1;
+            if let Some((now, _)) = i.running.get_mut(&self.instance) {
+                *now = now.saturating_sub(1);
+            }
+        });
+        Ok(())
+    }
 }
 
 /// A source connector whose `config_def` panics (REST calls it for
@@ -974,4 +1077,196 @@ async fn the_session_key_rotates_in_a_quiet_cluster() {
     })
     .await;
     n.stop().await;
+}
+
+/// Review F1: a worker reports revoked tasks as released only once it has
+/// stopped them. W1 runs four slow-stopping tasks; W2 joins, so W1 is told
+/// to give two up; while W1 is still stopping them a config change starts
+/// the next round. Before the fix W1 joined that round without the revoked
+/// tasks (the member had dropped them from its report) and the leader gave
+/// them to W2 at once: each ran on both workers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoked_tasks_are_released_only_once_stopped() {
+    let mock = mock(&[]);
+    let a = node(&mock, "slow-stops", true).await;
+    let slow = config(&[
+        ("connector.class", "SlowStopSource"),
+        ("tasks.max", "4"),
+        ("stop.ms", "3000"),
+    ]);
+    a.herder
+        .create_connector("slow", slow, TargetState::Started)
+        .await
+        .unwrap();
+    let running = async |h: &DistributedHerder, name: &str, n: usize| {
+        let s = h.connector_status(name).await.ok()?;
+        (s.tasks.len() == n && s.tasks.iter().all(|t| t.state.state == "RUNNING")).then_some(s)
+    };
+    eventually("four tasks RUNNING on the first worker", async || {
+        running(&a.herder, "slow", 4).await
+    })
+    .await;
+    let b = node(&mock, "slow-stops", true).await;
+    eventually("the first worker stopping revoked tasks", async || {
+        (instances(|i| i.stopping) > 0).then_some(())
+    })
+    .await;
+    // Another round while the revoked tasks are still stopping.
+    let other = config(&[("connector.class", "SlowStopSource"), ("tasks.max", "1")]);
+    b.herder
+        .create_connector("other", other, TargetState::Started)
+        .await
+        .unwrap();
+    let spread = eventually("the tasks spread over both workers", async || {
+        let s = running(&b.herder, "slow", 4).await?;
+        running(&b.herder, "other", 1).await?;
+        let workers: std::collections::BTreeSet<_> =
+            s.tasks.iter().map(|t| t.state.worker_id.clone()).collect();
+        (workers.len() == 2 && instances(|i| i.stopping) == 0).then_some(s)
+    })
+    .await;
+    let twice: Vec<String> = instances(|i| {
+        i.running
+            .iter()
+            .filter(|(_, (_, max))| *max > 1)
+            .map(|(k, _)| k.clone())
+            .collect()
+    });
+    assert!(
+        twice.is_empty(),
+        "tasks {twice:?} ran on two workers at once; statuses {spread:?}"
+    );
+    b.stop().await;
+    a.stop().await;
+}
+
+/// A config topic whose reader can be made to lag: while frozen, `state`
+/// stays where it was and `read_to_end` gets no further (as a reader
+/// behind a throttled or moving partition leader).
+struct LaggingConfigs {
+    inner: Arc<dyn ConfigTopic>,
+    frozen: std::sync::Mutex<Option<connect_distributed::topics::config_state::ConfigState>>,
+}
+
+impl LaggingConfigs {
+    fn freeze(&self) {
+        *self.frozen.lock().unwrap() = Some(self.inner.state());
+    }
+    fn thaw(&self) {
+        *self.frozen.lock().unwrap() = None;
+    }
+}
+
+#[async_trait::async_trait]
+impl ConfigTopic for LaggingConfigs {
+    fn state(&self) -> connect_distributed::topics::config_state::ConfigState {
+        let frozen = self.frozen.lock().unwrap().clone();
+        frozen.unwrap_or_else(|| self.inner.state())
+    }
+    fn changes(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.inner.changes()
+    }
+    fn restart_requests(
+        &self,
+    ) -> tokio::sync::broadcast::Receiver<connect_distributed::stores::RestartRequest> {
+        self.inner.restart_requests()
+    }
+    async fn read_to_end(&self) -> connect_api::Result<()> {
+        if self.frozen.lock().unwrap().is_some() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            return Ok(());
+        }
+        self.inner.read_to_end().await
+    }
+    async fn write(
+        &self,
+        records: Vec<connect_distributed::topics::config::ConfigRecord>,
+    ) -> connect_api::Result<()> {
+        self.inner.write(records).await
+    }
+}
+
+/// Review F2: a worker behind the config topic still stops the work a
+/// round revokes from it. W1 cannot read past a config change; a third
+/// worker joins and the leader moves some of W1's tasks to it. Before the
+/// fix W1 returned early from the round and kept running them while the
+/// member reported them released, so they ran twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_behind_the_config_topic_still_stops_revoked_work() {
+    let mock = mock(&[]);
+    let group = "behind";
+    let leader = node(&mock, group, true).await;
+    let slow = config(&[("connector.class", "SlowStopSource"), ("tasks.max", "8")]);
+    leader
+        .herder
+        .create_connector("lagged", slow, TargetState::Started)
+        .await
+        .unwrap();
+    let lagging = Arc::new(std::sync::OnceLock::<Arc<LaggingConfigs>>::new());
+    let hold = lagging.clone();
+    let w1 = node_listening(
+        &mock,
+        group,
+        true,
+        "127.0.0.1",
+        &[("worker.unsync.backoff.ms", "2000")],
+        move |inner| {
+            let l = Arc::new(LaggingConfigs {
+                inner,
+                frozen: Default::default(),
+            });
+            let _ = hold.set(l.clone());
+            l
+        },
+    )
+    .await;
+    let w1_id = w1.herder.worker_id().to_string();
+    let on = async |worker: &str| {
+        let s = leader.herder.connector_status("lagged").await.ok()?;
+        let n = s
+            .tasks
+            .iter()
+            .filter(|t| t.state.state == "RUNNING" && t.state.worker_id == worker)
+            .count();
+        (s.tasks.len() == 8 && s.tasks.iter().all(|t| t.state.state == "RUNNING")).then_some(n)
+    };
+    // Four each: a third worker takes one from each.
+    eventually("W1 running four of the eight tasks", async || {
+        on(&w1_id).await.filter(|n| *n == 4)
+    })
+    .await;
+    // W1 stops reading the config topic; a change it cannot see follows.
+    lagging.get().unwrap().freeze();
+    let other = config(&[("connector.class", "SlowStopSource"), ("tasks.max", "1")]);
+    leader
+        .herder
+        .create_connector("other", other, TargetState::Started)
+        .await
+        .unwrap();
+    let w3 = node(&mock, group, true).await;
+    let w3_id = w3.herder.worker_id().to_string();
+    eventually("the third worker running one task from each", async || {
+        on(&w3_id).await.filter(|n| *n >= 2)
+    })
+    .await;
+    let twice: Vec<String> = instances(|i| {
+        i.running
+            .iter()
+            .filter(|(k, (_, max))| k.starts_with("lagged") && *max > 1)
+            .map(|(k, _)| k.clone())
+            .collect()
+    });
+    assert!(
+        twice.is_empty(),
+        "tasks {twice:?} ran on two workers at once"
+    );
+    // Caught up again, W1 takes its share back.
+    lagging.get().unwrap().thaw();
+    eventually("W1 running tasks again", async || {
+        on(&w1_id).await.filter(|n| *n > 0)
+    })
+    .await;
+    w3.stop().await;
+    w1.stop().await;
+    leader.stop().await;
 }

@@ -54,6 +54,10 @@ pub struct DistributedConfig {
     /// `worker.sync.timeout.ms`: how long to wait to catch up with the
     /// config topic before giving up a round.
     pub worker_sync_timeout: Duration,
+    /// `worker.unsync.backoff.ms`: how long a worker that stays behind
+    /// the config topic waits before it joins again (review F2: no
+    /// rebalance storm while it cannot catch up).
+    pub worker_unsync_backoff: Duration,
     /// `inter.worker.key.ttl.ms`: how long a session key lives before the
     /// leader rotates it.
     pub key_ttl: Duration,
@@ -160,6 +164,7 @@ impl DistributedConfig {
             ));
         }
         let sync_ms: u64 = number(&props, "worker.sync.timeout.ms", 3000)?;
+        let unsync_ms: u64 = number(&props, "worker.unsync.backoff.ms", 300_000)?;
         let ttl_ms: u64 = number(&props, "inter.worker.key.ttl.ms", 3_600_000)?;
         Ok(DistributedConfig {
             group,
@@ -168,6 +173,7 @@ impl DistributedConfig {
             status: topic(&props, "status", None)?,
             assignor: AssignorConfig { max_delay_ms },
             worker_sync_timeout: Duration::from_millis(sync_ms),
+            worker_unsync_backoff: Duration::from_millis(unsync_ms),
             key_ttl: Duration::from_millis(ttl_ms),
         })
     }

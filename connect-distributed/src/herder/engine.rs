@@ -30,9 +30,10 @@ use crate::topics::config_state::ConfigState;
 /// Until the leader takes new task configs, try again this often.
 const PUBLISH_RETRY: Duration = Duration::from_millis(500);
 
-/// A request to stop all work (eager rebalancing, before JoinGroup): the
-/// loop answers on the oneshot once everything is stopped.
-pub(super) type StopRequest = oneshot::Sender<()>;
+/// Sent before every JoinGroup: the loop answers on the oneshot once it
+/// has handled every group event that came before (revoked work stopped,
+/// fenced work stopped) and, under eager rebalancing, stopped everything.
+pub(super) type Barrier = oneshot::Sender<()>;
 
 /// What this worker started, with the configs it started it with.
 #[derive(Default)]
@@ -96,8 +97,8 @@ pub(super) struct Engine {
     pub(super) member: Option<GroupMember>,
     pub(super) events: mpsc::UnboundedReceiver<GroupEvent>,
     pub(super) reconfigure: mpsc::UnboundedReceiver<String>,
-    /// From `worker_state` under eager rebalancing.
-    stop_requests: mpsc::UnboundedReceiver<StopRequest>,
+    /// From `worker_state`, before every JoinGroup.
+    barriers: mpsc::UnboundedReceiver<Barrier>,
     pub(super) shutdown: watch::Receiver<bool>,
     started: Started,
     /// What the current assignment gives this worker; empty while fenced.
@@ -105,6 +106,9 @@ pub(super) struct Engine {
     /// Task configs the owner could not hand to the leader yet.
     unpublished: BTreeMap<String, Vec<ConfigMap>>,
     rejoin_at: Option<Instant>,
+    /// The config offset the last assignment needs while this worker has
+    /// not read that far, and how many rounds in a row it could not.
+    behind: Option<(i64, u32)>,
     retry_at: Option<Instant>,
     /// When the leader checks the session key's age again (review F14:
     /// a quiet cluster still rotates it every `inter.worker.key.ttl.ms`).
@@ -127,7 +131,7 @@ impl Engine {
         member: GroupMember,
         events: mpsc::UnboundedReceiver<GroupEvent>,
         reconfigure: mpsc::UnboundedReceiver<String>,
-        stop_requests: mpsc::UnboundedReceiver<StopRequest>,
+        barriers: mpsc::UnboundedReceiver<Barrier>,
         shutdown: watch::Receiver<bool>,
     ) -> Engine {
         let restarts = shared.configs.restart_requests();
@@ -140,12 +144,13 @@ impl Engine {
             member: Some(member),
             events,
             reconfigure,
-            stop_requests,
+            barriers,
             shutdown,
             started: Started::default(),
             owned: Default::default(),
             unpublished: BTreeMap::new(),
             rejoin_at: None,
+            behind: None,
             retry_at: None,
             key_check_at: None,
             layout: BTreeMap::new(),
@@ -176,14 +181,12 @@ impl Engine {
             tokio::select! {
                 _ = self.shutdown.changed() => break,
                 event = self.events.recv() => match event {
-                    event @ (Some(GroupEvent::Stopped { .. }) | None) => {
-                        if let Some(GroupEvent::Stopped { error: Some(e) }) = event {
-                            tracing::error!(error = %e, "left the Connect group for good; stopping all work");
-                        }
-                        // Nothing more will come from the group: the worker
-                        // ends (DistributedHerder::stopped), as Java's does.
+                    Some(GroupEvent::Stopped { error }) => {
+                        group_stopped(error);
                         break;
                     }
+                    // Nothing more will come from the group.
+                    None => break,
                     Some(event) => self.on_group(event).await,
                 },
                 changed = changes.changed() => {
@@ -195,8 +198,16 @@ impl Engine {
                 }
                 Some(name) = self.reconfigure.recv() => self.on_reconfigure(&name),
                 Some(answer) = self.answers.recv() => self.on_answer(answer).await,
-                Some(done) = self.stop_requests.recv() => {
-                    self.revoke_all().await;
+                Some(done) = self.barriers.recv() => {
+                    // The member emitted its events before it asked: an
+                    // unbiased select may pick this first, so they are
+                    // handled here, in order (review F1, F9).
+                    if !self.drain_group_events().await {
+                        break;
+                    }
+                    if self.shared.view().protocol == SubProtocol::Eager {
+                        self.revoke_all().await;
+                    }
                     let _ = done.send(());
                 }
                 _ = sleep_until(timer) => {
@@ -219,17 +230,33 @@ impl Engine {
             }
         }
         self.stop_all().await;
-        // Nothing runs any more: answer the stop requests still queued
-        // and refuse later ones, so the member never waits for this loop
+        // Nothing runs any more: answer the barriers still queued and
+        // refuse later ones, so the member never waits for this loop
         // while it leaves.
-        self.stop_requests.close();
-        while let Ok(done) = self.stop_requests.try_recv() {
+        self.barriers.close();
+        while let Ok(done) = self.barriers.try_recv() {
             let _ = done.send(());
         }
         if let Some(member) = self.member.take() {
             member.leave().await;
         }
         self.shared.set_left();
+    }
+
+    /// Handle the group events already queued; false once the group has
+    /// stopped for good.
+    async fn drain_group_events(&mut self) -> bool {
+        loop {
+            match self.events.try_recv() {
+                Ok(GroupEvent::Stopped { error }) => {
+                    group_stopped(error);
+                    return false;
+                }
+                Ok(event) => self.on_group(event).await,
+                Err(mpsc::error::TryRecvError::Empty) => return true,
+                Err(mpsc::error::TryRecvError::Disconnected) => return false,
+            }
+        }
     }
 
     /// Eager rebalancing: the whole assignment is revoked before this
@@ -289,14 +316,10 @@ impl Engine {
             }
         }
         if configs.state().offset() < j.received.config_offset {
-            tracing::warn!(
-                have = configs.state().offset(),
-                want = j.received.config_offset,
-                "could not catch up with the config topic in worker.sync.timeout.ms; rejoining"
-            );
-            self.request_rejoin("behind the config topic");
+            self.on_behind(&j).await;
             return;
         }
+        self.behind = None;
         self.shared.status.set_generation(j.generation);
         self.worker().metrics().rebalance().completed(
             j.protocol.name(),
@@ -341,8 +364,46 @@ impl Engine {
         self.retry_publish().await;
     }
 
+    /// Review F2: the assignment needs configs this worker has not read.
+    /// Its revocations still hold (the member already reports the work as
+    /// released): stop the revoked units, start nothing new, and join
+    /// again: at once the first time, then after
+    /// `worker.unsync.backoff.ms` or as soon as the reader catches up, so
+    /// a lagging worker does not drag the group through a rebalance every
+    /// few seconds.
+    async fn on_behind(&mut self, j: &Joined) {
+        let have = self.shared.configs.state().offset();
+        let want = j.received.config_offset;
+        let rounds = self.behind.map_or(0, |(_, rounds)| rounds) + 1;
+        self.behind = Some((want, rounds));
+        let still: BTreeSet<ConnectorTaskId> = j.owned.tasks().into_iter().collect();
+        let connectors: BTreeSet<&str> = j.owned.connectors().into_iter().collect();
+        self.owned
+            .connectors
+            .retain(|c| connectors.contains(c.as_str()));
+        self.owned.tasks.retain(|t| still.contains(t));
+        self.reconcile().await;
+        if rounds == 1 {
+            tracing::warn!(have, want,
+                "could not catch up with the config topic in worker.sync.timeout.ms; revoked work stopped, rejoining");
+            self.request_rejoin("behind the config topic");
+        } else {
+            let backoff = self.shared.settings.worker_unsync_backoff;
+            tracing::warn!(have, want, rounds, ?backoff,
+                "still behind the config topic; revoked work stopped, rejoining after worker.unsync.backoff.ms or once caught up");
+            self.rejoin_at = Some(Instant::now() + backoff);
+        }
+    }
+
     async fn on_config(&mut self) {
         let state = self.shared.configs.state();
+        if let Some((want, _)) = self.behind {
+            if state.offset() >= want {
+                self.behind = None;
+                self.rejoin_at = None;
+                self.request_rejoin("caught up with the config topic");
+            }
+        }
         // New or removed connectors and new task configs need an
         // assignment; any worker that sees them asks, as Java's do.
         if layout(&state) != self.layout {
@@ -762,6 +823,14 @@ fn runtime_task(id: &ConnectorTaskId) -> TaskId {
     TaskId {
         connector: id.connector.clone(),
         task: id.task.max(0) as u32,
+    }
+}
+
+/// The member left the group for good: the worker ends
+/// (`DistributedHerder::stopped`), as Java's does.
+fn group_stopped(error: Option<crate::group::GroupError>) {
+    if let Some(e) = error {
+        tracing::error!(error = %e, "left the Connect group for good; stopping all work");
     }
 }
 

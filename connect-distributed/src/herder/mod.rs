@@ -253,24 +253,26 @@ impl Shared {
 struct Coordination {
     shared: Arc<Shared>,
     assignor: Mutex<AssignorState>,
-    /// Asks the herder loop to stop all work; it answers on the oneshot
-    /// once it has ([`engine::StopRequest`]).
-    stop_work: mpsc::UnboundedSender<engine::StopRequest>,
+    /// Asks the herder loop to finish what the member told it before the
+    /// next JoinGroup ([`engine::Barrier`]).
+    barrier: mpsc::UnboundedSender<engine::Barrier>,
 }
 
 #[async_trait]
 impl GroupHandler for Coordination {
     async fn worker_state(&self) -> std::result::Result<WorkerState, HandlerError> {
-        // Under eager rebalancing, as Java's `onJoinPrepare`: everything
-        // this worker runs is revoked before it joins again. The loop does
-        // the stopping (it owns what runs) and never waits on the member,
-        // so waiting for it here cannot deadlock; if the loop has ended,
-        // the request or its answer is dropped and everything is stopped.
-        if self.shared.view().protocol == SubProtocol::Eager {
-            let (done, stopped) = oneshot::channel();
-            if self.stop_work.send(done).is_ok() {
-                let _ = stopped.await;
-            }
+        // Before every JoinGroup the loop handles what the member told it
+        // (revocations, fencing) and, under eager rebalancing, stops
+        // everything (Java's `onJoinPrepare`). Until it answers, this
+        // worker does not say what it owns: the member's report leaves out
+        // revoked work, and nobody may start that work before it has
+        // stopped here (review F1). The loop owns what runs and never
+        // waits on the member, so waiting for it cannot deadlock; if the
+        // loop has ended, the barrier or its answer is dropped and
+        // everything is stopped.
+        let (done, stopped) = oneshot::channel();
+        if self.barrier.send(done).is_ok() {
+            let _ = stopped.await;
         }
         // The offset after stopping, as Java's `metadata()` follows
         // `onJoinPrepare`.
@@ -389,11 +391,11 @@ impl DistributedHerder {
             Ok(mut u) => *u = url,
             Err(p) => *p.into_inner() = url,
         }
-        let (stop_work, stop_requests) = mpsc::unbounded_channel();
+        let (barrier, barriers) = mpsc::unbounded_channel();
         let handler = Arc::new(Coordination {
             shared: self.shared.clone(),
             assignor: Mutex::new(AssignorState::default()),
-            stop_work,
+            barrier,
         });
         let (member, events) = GroupMember::start(self.shared.settings.group.clone(), handler)
             .map_err(|e| ConnectError::other(format!("cannot join the Connect group: {e}")))?;
@@ -404,7 +406,7 @@ impl DistributedHerder {
             member,
             events,
             rx,
-            stop_requests,
+            barriers,
             self.stop.subscribe(),
         );
         let engine = tokio::spawn(engine.run());
