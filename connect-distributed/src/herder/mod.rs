@@ -584,8 +584,11 @@ impl DistributedHerder {
         })
     }
 
+    /// Checked with its `${provider:...}` references resolved, as the
+    /// connector will see it (and as the standalone herder checks).
     fn check_valid(&self, config: &ConfigMap) -> Result<()> {
-        check_connector_config(self.shared.worker.plugins(), config)
+        let worker = &self.shared.worker;
+        check_connector_config(worker.plugins(), &worker.resolved(config)?)
     }
 
     fn state_info(&self, status: Option<Status>, version: &str) -> StateInfo {

@@ -788,8 +788,9 @@ impl Worker {
     }
 
     /// Resolve config provider references (`${env:X}`, `${file:/p:k}`) for
-    /// running; the stored config (and so REST) keeps the references.
-    pub(crate) fn resolved(&self, config: &ConfigMap) -> Result<ConfigMap> {
+    /// running and for checking a config on create or update; the stored
+    /// config (and so REST) keeps the references.
+    pub fn resolved(&self, config: &ConfigMap) -> Result<ConfigMap> {
         providers::resolve(config, &self.inner.providers)
     }
 
@@ -951,10 +952,15 @@ async fn ask_task_configs(
     config: &ConfigMap,
     instance: &mut AnyConnector,
 ) -> Result<Vec<ConfigMap>> {
-    let configs = instance
+    let mut configs = instance
         .as_connector()
         .task_configs(tasks_max(config))
         .await?;
+    // The instance ran with the secrets resolved; what it hands back is
+    // stored and sent between workers, so the references go back in.
+    for task in &mut configs {
+        providers::unresolve(task, config);
+    }
     let class = config.get("connector.class").map_or("", |c| c.trim());
     Ok(plugins
         .connector(class)?

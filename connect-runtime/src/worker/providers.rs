@@ -58,6 +58,44 @@ pub fn resolve(config: &ConfigMap, providers: &Providers) -> Result<ConfigMap> {
     Ok(out)
 }
 
+/// Put the connector's `${provider:...}` references back into task
+/// configs a connector generated from its resolved config, as Kafka's
+/// `AbstractHerder.reverseTransform`: every task-config key whose value in
+/// the raw connector config `raw` holds a reference gets that reference
+/// back. So task configs are stored (config topic, standalone store) and
+/// sent between workers without the secrets; the worker that starts a task
+/// resolves them again (review F8).
+///
+/// ```
+/// use connect_api::config::ConfigMap;
+/// use connect_runtime::worker::providers::unresolve;
+///
+/// let raw = ConfigMap::from_pairs([("db.password", "${env:DB_PASSWORD}"), ("db", "orders")]);
+/// let mut task = ConfigMap::from_pairs([("db.password", "hunter2"), ("db", "orders")]);
+/// unresolve(&mut task, &raw);
+/// assert_eq!(task["db.password"], "${env:DB_PASSWORD}");
+/// assert_eq!(task["db"], "orders");
+/// ```
+pub fn unresolve(task: &mut ConfigMap, raw: &ConfigMap) {
+    for (key, raw_value) in raw {
+        if has_reference(raw_value) {
+            if let Some(value) = task.get_mut(key) {
+                value.clone_from(raw_value);
+            }
+        }
+    }
+}
+
+/// Whether `value` holds a `${provider:...}` reference.
+fn has_reference(value: &str) -> bool {
+    value.find("${").is_some_and(|start| {
+        let after = &value[start + 2..];
+        after
+            .find('}')
+            .is_some_and(|end| after[..end].contains(':'))
+    })
+}
+
 fn resolve_value(key: &str, value: &str, providers: &Providers) -> Result<String> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
@@ -145,6 +183,29 @@ mod tests {
 
     fn cfg(pairs: &[(&str, &str)]) -> ConfigMap {
         ConfigMap::from_pairs(pairs.iter().copied())
+    }
+
+    #[test]
+    fn unresolve_puts_back_only_references() {
+        let raw = cfg(&[
+            ("password", "${file:/s.properties:pw}"),
+            ("url", "jdbc:${env:HOST}/db"),
+            ("plain", "${not a reference}"),
+            ("name", "c"),
+        ]);
+        let mut task = cfg(&[
+            ("password", "secret"),
+            ("url", "jdbc:db1/db"),
+            ("plain", "${not a reference}"),
+            ("name", "c"),
+            ("task.only", "x"),
+        ]);
+        unresolve(&mut task, &raw);
+        assert_eq!(task["password"], "${file:/s.properties:pw}");
+        assert_eq!(task["url"], "jdbc:${env:HOST}/db");
+        assert_eq!(task["plain"], "${not a reference}");
+        assert_eq!(task["task.only"], "x");
+        assert!(!task.contains_key("other"));
     }
 
     #[test]
