@@ -71,6 +71,11 @@ fn plugins() -> Plugins {
 struct Instances {
     running: std::collections::BTreeMap<String, (u32, u32)>,
     stopping: u32,
+    /// The `tasks.max` each task instance started with.
+    tasks_max: std::collections::BTreeMap<String, String>,
+    /// Tasks that started while a task of another task generation of
+    /// their connector still ran.
+    mixed: Vec<String>,
 }
 
 static INSTANCES: std::sync::Mutex<Option<Instances>> = std::sync::Mutex::new(None);
@@ -141,7 +146,27 @@ impl connect_api::source::SourceTask for SlowStopTask {
             .get("stop.ms")
             .and_then(|v| v.parse().ok())
             .unwrap_or(0);
+        // `slow.instance`: only that task stops slowly.
+        if config
+            .get("slow.instance")
+            .is_some_and(|slow| *slow != self.instance)
+        {
+            self.stop_ms = 0;
+        }
+        let name = config.get("name").cloned().unwrap_or_default();
+        let tasks_max = config.get("tasks.max").cloned().unwrap_or_default();
         instances(|i| {
+            let prefix = format!("{name}-");
+            for (other, (now, _)) in &i.running {
+                let other_max = i.tasks_max.get(other);
+                if *now > 0 && other.starts_with(&prefix) && other_max != Some(&tasks_max) {
+                    i.mixed.push(format!(
+                        "{} (tasks.max {tasks_max}) started beside {other} (tasks.max {other_max:?})",
+                        self.instance
+                    ));
+                }
+            }
+            i.tasks_max.insert(self.instance.clone(), tasks_max);
             let (now, max) = i.running.entry(self.instance.clone()).or_default();
             *now += 1;
             *max = (*max).max(*now);
@@ -1269,4 +1294,301 @@ async fn a_worker_behind_the_config_topic_still_stops_revoked_work() {
     w3.stop().await;
     w1.stop().await;
     leader.stop().await;
+}
+
+/// Review F8: task configs are written to the config topic (and handed to
+/// the leader) with the connector's `${provider:...}` references, never the
+/// resolved secrets; the worker that runs the task resolves them. Here the
+/// secret is the source's topic, so the records only arrive if the task
+/// resolved it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_configs_keep_config_provider_references() {
+    // No other test reads these variables.
+    std::env::set_var("F8_TOPIC", "f8-topic");
+    std::env::set_var("F8_SECRET", "hunter2");
+    let mock = mock(&[("f8-topic", 1)]);
+    let a = node_listening(
+        &mock,
+        "secrets",
+        true,
+        "127.0.0.1",
+        &[("config.providers", "env")],
+        |c| c,
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "one\ntwo\n").unwrap();
+    let source = config(&[
+        ("connector.class", "FileStreamSource"),
+        ("file", input.to_str().unwrap()),
+        ("topic", "${env:F8_TOPIC}"),
+        ("x.password", "${env:F8_SECRET}"),
+    ]);
+    a.herder
+        .create_connector("f8", source, TargetState::Started)
+        .await
+        .unwrap();
+    eventually("the source's offsets committed", async || {
+        let s = a.herder.connector_status("f8").await.ok()?;
+        let running = s.tasks.len() == 1 && s.tasks[0].state.state == "RUNNING";
+        let offsets = a.herder.connector_offsets("f8").await.ok()?;
+        (running && !offsets.offsets.is_empty()).then_some(())
+    })
+    .await;
+    let state = ConfigTopic::state(&*configs_of(&a.herder));
+    let task = state
+        .task_config(&connect_distributed::protocol::ConnectorTaskId::new(
+            "f8", 0,
+        ))
+        .expect("the task config in the config topic");
+    let get = |k: &str| task.get(k).cloned().flatten();
+    assert_eq!(get("topic").as_deref(), Some("${env:F8_TOPIC}"));
+    assert_eq!(get("x.password").as_deref(), Some("${env:F8_SECRET}"));
+    assert!(
+        !format!("{task:?}").contains("hunter2") && !format!("{task:?}").contains("f8-topic"),
+        "a resolved secret in the config topic: {task:?}"
+    );
+    a.stop().await;
+}
+
+/// Review F7: when a connector's task configs change, no task of the old
+/// generation runs beside one of the new: every task of the connector
+/// here stops, and those the next assignment keeps start again after it
+/// (Java's `stopReconfiguredTasks`). Before the fix tasks 0 and 1
+/// restarted in place with configs for two tasks while task 2, no longer
+/// part of the connector, still ran with the config for three.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_config_change_stops_the_old_generation_before_the_new_starts() {
+    let mock = mock(&[]);
+    let w = node(&mock, "reconfigure", true).await;
+    let with = |max: &'static str| {
+        config(&[
+            ("connector.class", "SlowStopSource"),
+            ("tasks.max", max),
+            ("stop.ms", "200"),
+        ])
+    };
+    w.herder
+        .create_connector("reconfigured", with("3"), TargetState::Started)
+        .await
+        .unwrap();
+    let running = async |n: usize| {
+        let s = w.herder.connector_status("reconfigured").await.ok()?;
+        (s.tasks.len() == n && s.tasks.iter().all(|t| t.state.state == "RUNNING")).then_some(())
+    };
+    eventually("three tasks RUNNING", async || running(3).await).await;
+    w.herder
+        .put_connector_config("reconfigured", with("2"))
+        .await
+        .unwrap();
+    eventually("two tasks RUNNING, task 2 stopped", async || {
+        running(2).await?;
+        let left = instances(|i| i.running.get("reconfigured-2").map_or(0, |(now, _)| *now));
+        let new = instances(|i| {
+            i.tasks_max.get("reconfigured-0") == Some(&"2".to_string())
+                && i.running
+                    .get("reconfigured-0")
+                    .is_some_and(|(now, _)| *now == 1)
+        });
+        (left == 0 && new).then_some(())
+    })
+    .await;
+    let mixed = instances(|i| {
+        i.mixed
+            .iter()
+            .filter(|m| m.starts_with("reconfigured-"))
+            .cloned()
+            .collect::<Vec<_>>()
+    });
+    assert!(mixed.is_empty(), "task generations overlapped: {mixed:?}");
+    w.stop().await;
+}
+
+/// A config topic whose reader holds the leader's next read to the end
+/// (the one before an assignment): it reads, keeps that state as what
+/// `state` returns, and waits until released; [`GatedConfigs::thaw`]
+/// shows the reader's state again.
+struct GatedConfigs {
+    inner: Arc<dyn ConfigTopic>,
+    armed: std::sync::atomic::AtomicBool,
+    entered: tokio::sync::Notify,
+    release: tokio::sync::Notify,
+    frozen: std::sync::Mutex<Option<connect_distributed::topics::config_state::ConfigState>>,
+}
+
+impl GatedConfigs {
+    fn thaw(&self) {
+        *self.frozen.lock().unwrap() = None;
+    }
+}
+
+#[async_trait::async_trait]
+impl ConfigTopic for GatedConfigs {
+    fn state(&self) -> connect_distributed::topics::config_state::ConfigState {
+        let frozen = self.frozen.lock().unwrap().clone();
+        frozen.unwrap_or_else(|| self.inner.state())
+    }
+    fn changes(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.inner.changes()
+    }
+    fn restart_requests(
+        &self,
+    ) -> tokio::sync::broadcast::Receiver<connect_distributed::stores::RestartRequest> {
+        self.inner.restart_requests()
+    }
+    async fn read_to_end(&self) -> connect_api::Result<()> {
+        self.inner.read_to_end().await?;
+        if self.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            *self.frozen.lock().unwrap() = Some(self.inner.state());
+            self.entered.notify_one();
+            self.release.notified().await;
+        }
+        Ok(())
+    }
+    async fn write(
+        &self,
+        records: Vec<connect_distributed::topics::config::ConfigRecord>,
+    ) -> connect_api::Result<()> {
+        self.inner.write(records).await
+    }
+}
+
+/// Review F6: a connector created while the leader computes an assignment
+/// is not in it, but the followers read it before they apply the
+/// assignment. Each must notice it has moved past the assignment's
+/// snapshot and ask for another round, as Java's
+/// `handleRebalanceCompleted` does; before the fix everyone absorbed the
+/// new connector and no one ever assigned it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connector_created_during_an_assignment_still_gets_assigned() {
+    let mock = mock(&[]);
+    let group = "moved-on";
+    let gate = Arc::new(std::sync::OnceLock::<Arc<GatedConfigs>>::new());
+    let hold = gate.clone();
+    let leader = node_with(&mock, group, true, move |inner| {
+        let g = Arc::new(GatedConfigs {
+            inner,
+            armed: Default::default(),
+            entered: Default::default(),
+            release: Default::default(),
+            frozen: Default::default(),
+        });
+        let _ = hold.set(g.clone());
+        g
+    })
+    .await;
+    eventually("the first worker leading", async || {
+        leader.herder.is_leader().then_some(())
+    })
+    .await;
+    let follower = node(&mock, group, true).await;
+    let g0 = eventually("the second worker in the group", async || {
+        let g = leader.herder.generation();
+        (g > 0 && follower.herder.generation() == g).then_some(g)
+    })
+    .await;
+    // A third worker joins; the leader's read before it assigns is held
+    // while a connector is created and the follower reads it.
+    let gate = gate.get().unwrap().clone();
+    gate.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    let third = node(&mock, group, true).await;
+    tokio::time::timeout(TIMEOUT, gate.entered.notified())
+        .await
+        .expect("the leader reading the config topic for the assignment");
+    let creator = follower.herder.clone();
+    let source = config(&[("connector.class", "SlowStopSource"), ("tasks.max", "1")]);
+    let create = tokio::spawn(async move {
+        creator
+            .create_connector("late", source, TargetState::Started)
+            .await
+    });
+    eventually("the follower reading the new connector", async || {
+        let configs = follower.herder.config_topic();
+        configs.state().connector_config("late").map(|_| ())
+    })
+    .await;
+    gate.release.notify_one();
+    eventually("the round done on both workers", async || {
+        (leader.herder.generation() > g0 && follower.herder.generation() > g0).then_some(())
+    })
+    .await;
+    gate.thaw();
+    create.await.unwrap().unwrap();
+    eventually("the late connector's task RUNNING", async || {
+        let s = leader.herder.connector_status("late").await.ok()?;
+        (s.tasks.len() == 1 && s.tasks[0].state.state == "RUNNING").then_some(())
+    })
+    .await;
+    third.stop().await;
+    follower.stop().await;
+    leader.stop().await;
+}
+
+/// Review F7 across workers: the worker that does not own the slow task 3
+/// must not start a task of the new generation while task 3 (of the old
+/// one) is still stopping on the other worker. Before the fix it restarted
+/// its share in place as soon as it read the new task configs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_worker_starts_a_new_task_generation_while_another_stops_the_old() {
+    let mock = mock(&[]);
+    let group = "regenerate";
+    let a = node(&mock, group, true).await;
+    let b = node(&mock, group, true).await;
+    let with = |max: &'static str| {
+        config(&[
+            ("connector.class", "SlowStopSource"),
+            ("tasks.max", max),
+            ("stop.ms", "2000"),
+            ("slow.instance", "regen-3"),
+        ])
+    };
+    a.herder
+        .create_connector("regen", with("4"), TargetState::Started)
+        .await
+        .unwrap();
+    eventually("four tasks RUNNING on two workers", async || {
+        let s = a.herder.connector_status("regen").await.ok()?;
+        let workers: std::collections::BTreeSet<_> =
+            s.tasks.iter().map(|t| t.state.worker_id.clone()).collect();
+        (s.tasks.len() == 4
+            && s.tasks.iter().all(|t| t.state.state == "RUNNING")
+            && workers.len() == 2)
+            .then_some(())
+    })
+    .await;
+    a.herder
+        .put_connector_config("regen", with("2"))
+        .await
+        .unwrap();
+    eventually(
+        "the new generation's two tasks running, the old ones stopped",
+        async || {
+            let s = a.herder.connector_status("regen").await.ok()?;
+            let new = instances(|i| {
+                (0..2).all(|t| {
+                    let id = format!("regen-{t}");
+                    i.tasks_max.get(&id).is_some_and(|m| m == "2")
+                        && i.running.get(&id).is_some_and(|(now, _)| *now == 1)
+                }) && (2..4).all(|t| {
+                    i.running
+                        .get(&format!("regen-{t}"))
+                        .is_none_or(|(now, _)| *now == 0)
+                })
+            });
+            (s.tasks.len() == 2 && s.tasks.iter().all(|t| t.state.state == "RUNNING") && new)
+                .then_some(())
+        },
+    )
+    .await;
+    let mixed = instances(|i| {
+        i.mixed
+            .iter()
+            .filter(|m| m.starts_with("regen-"))
+            .cloned()
+            .collect::<Vec<_>>()
+    });
+    assert!(mixed.is_empty(), "task generations overlapped: {mixed:?}");
+    b.stop().await;
+    a.stop().await;
 }

@@ -116,6 +116,11 @@ pub(super) struct Engine {
     /// The connectors and task generations seen at the last rebalance:
     /// a change means the leader must assign again.
     layout: BTreeMap<String, TaskLayout>,
+    /// Connectors whose task configs changed since the last rebalance:
+    /// their tasks here are stopped and start again only once the next
+    /// assignment says which of them are still this worker's (Java's
+    /// `stopReconfiguredTasks`, review F7).
+    held: BTreeSet<String>,
     restarts: broadcast::Receiver<RestartRequest>,
     answers: mpsc::UnboundedReceiver<Answer>,
     answer_to: mpsc::UnboundedSender<Answer>,
@@ -154,6 +159,7 @@ impl Engine {
             retry_at: None,
             key_check_at: None,
             layout: BTreeMap::new(),
+            held: BTreeSet::new(),
             restarts,
         }
     }
@@ -350,9 +356,19 @@ impl Engine {
             tasks = ?self.owned.tasks.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "joined the Connect group"
         );
-        self.layout = layout(&configs.state());
+        let state = configs.state();
+        self.layout = layout(&state);
+        // Java's check in `handleRebalanceCompleted`: having read past the
+        // assignment's snapshot, this worker may have absorbed a change
+        // (a new connector, a new task count) that the leader did not see,
+        // and that no one would ask a round for: its own request came while
+        // the round was under way (review F6).
+        let moved_on = state.offset() != j.received.config_offset;
+        self.held.clear();
         self.reconcile().await;
-        if j.has_revocations() {
+        if moved_on {
+            self.request_rejoin("the config topic moved past the assignment's snapshot");
+        } else if j.has_revocations() {
             self.request_rejoin("revoked work stopped");
         }
         if j.received.delay > 0 {
@@ -406,7 +422,16 @@ impl Engine {
         }
         // New or removed connectors and new task configs need an
         // assignment; any worker that sees them asks, as Java's do.
-        if layout(&state) != self.layout {
+        let now = layout(&state);
+        if now != self.layout {
+            // A new task generation may split the work differently: no old
+            // task here keeps running beside the new ones, and none starts
+            // before the round that assigns the new set (review F7).
+            for (name, tasks) in &now {
+                if self.layout.get(name).is_some_and(|before| before != tasks) {
+                    self.held.insert(name.clone());
+                }
+            }
             self.request_rejoin("connectors or task configs changed");
         }
         self.handle_restarts().await;
@@ -476,11 +501,25 @@ impl Engine {
             .tasks
             .iter()
             .filter_map(|id| {
-                let connector = state.connector_config(&id.connector)?;
-                if state.target_state(&id.connector) == Some(TargetState::Stopped) {
+                let name = id.connector.as_str();
+                let connector = state.connector_config(name)?;
+                if state.target_state(name) == Some(TargetState::Stopped)
+                    || self.held.contains(name)
+                {
+                    return None;
+                }
+                // Only tasks of the last consistent commit: a config of a
+                // task beyond the current count stays in the state, but
+                // that task no longer exists (review F7).
+                if state.is_inconsistent(name) || id.task >= state.task_count(name).unwrap_or(0) {
                     return None;
                 }
                 let task = state.task_config(id)?;
+                // The connector config the task configs were generated
+                // from: a connector config change alone restarts the
+                // connector, whose new task configs (written even when
+                // equal, KAFKA-9228) then restart the tasks.
+                let connector = state.applied_connector_config(name).unwrap_or(connector);
                 Some((
                     id.clone(),
                     TaskConfigs {
@@ -667,7 +706,11 @@ impl Engine {
 
     /// Hand new task configs to the leader (or write them, as the leader).
     async fn publish(&mut self, name: &str, configs: Vec<ConfigMap>, state: &ConfigState) {
-        if committed_task_configs(state, name).as_ref() == Some(&configs) {
+        // Written again when only the connector config changed, so its
+        // tasks restart with it (Java's KAFKA-9228 fix).
+        if committed_task_configs(state, name).as_ref() == Some(&configs)
+            && state.applied_connector_config(name) == state.connector_config(name)
+        {
             self.unpublished.remove(name);
             return;
         }
