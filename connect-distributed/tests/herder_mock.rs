@@ -1167,15 +1167,33 @@ async fn revoked_tasks_are_released_only_once_stopped() {
 
 /// A config topic whose reader can be made to lag: while frozen, `state`
 /// stays where it was and `read_to_end` gets no further (as a reader
-/// behind a throttled or moving partition leader).
+/// behind a throttled or moving partition leader). It can also hold one
+/// read to the end as it ends, to freeze the state a leader assigns from.
 struct LaggingConfigs {
     inner: Arc<dyn ConfigTopic>,
     frozen: std::sync::Mutex<Option<connect_distributed::topics::config_state::ConfigState>>,
+    /// Armed, the next read to the end (the leader's, before it assigns)
+    /// reads, freezes, tells `entered` and waits for `release`.
+    armed: std::sync::atomic::AtomicBool,
+    entered: tokio::sync::Notify,
+    release: tokio::sync::Notify,
 }
 
 impl LaggingConfigs {
+    fn wrap(inner: Arc<dyn ConfigTopic>) -> Arc<LaggingConfigs> {
+        Arc::new(LaggingConfigs {
+            inner,
+            frozen: Default::default(),
+            armed: Default::default(),
+            entered: Default::default(),
+            release: Default::default(),
+        })
+    }
+    fn inner(&self) -> &dyn ConfigTopic {
+        self.inner.as_ref()
+    }
     fn freeze(&self) {
-        *self.frozen.lock().unwrap() = Some(self.inner.state());
+        *self.frozen.lock().unwrap() = Some(self.inner().state());
     }
     fn thaw(&self) {
         *self.frozen.lock().unwrap() = None;
@@ -1186,28 +1204,34 @@ impl LaggingConfigs {
 impl ConfigTopic for LaggingConfigs {
     fn state(&self) -> connect_distributed::topics::config_state::ConfigState {
         let frozen = self.frozen.lock().unwrap().clone();
-        frozen.unwrap_or_else(|| self.inner.state())
+        frozen.unwrap_or_else(|| self.inner().state())
     }
     fn changes(&self) -> tokio::sync::watch::Receiver<i64> {
-        self.inner.changes()
+        self.inner().changes()
     }
     fn restart_requests(
         &self,
     ) -> tokio::sync::broadcast::Receiver<connect_distributed::stores::RestartRequest> {
-        self.inner.restart_requests()
+        self.inner().restart_requests()
     }
     async fn read_to_end(&self) -> connect_api::Result<()> {
         if self.frozen.lock().unwrap().is_some() {
             tokio::time::sleep(Duration::from_millis(100)).await;
             return Ok(());
         }
-        self.inner.read_to_end().await
+        self.inner().read_to_end().await?;
+        if self.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            self.freeze();
+            self.entered.notify_one();
+            self.release.notified().await;
+        }
+        Ok(())
     }
     async fn write(
         &self,
         records: Vec<connect_distributed::topics::config::ConfigRecord>,
     ) -> connect_api::Result<()> {
-        self.inner.write(records).await
+        self.inner().write(records).await
     }
 }
 
@@ -1236,10 +1260,7 @@ async fn a_worker_behind_the_config_topic_still_stops_revoked_work() {
         "127.0.0.1",
         &[("worker.unsync.backoff.ms", "2000")],
         move |inner| {
-            let l = Arc::new(LaggingConfigs {
-                inner,
-                frozen: Default::default(),
-            });
+            let l = LaggingConfigs::wrap(inner);
             let _ = hold.set(l.clone());
             l
         },
@@ -1405,55 +1426,6 @@ async fn a_task_config_change_stops_the_old_generation_before_the_new_starts() {
     w.stop().await;
 }
 
-/// A config topic whose reader holds the leader's next read to the end
-/// (the one before an assignment): it reads, keeps that state as what
-/// `state` returns, and waits until released; [`GatedConfigs::thaw`]
-/// shows the reader's state again.
-struct GatedConfigs {
-    inner: Arc<dyn ConfigTopic>,
-    armed: std::sync::atomic::AtomicBool,
-    entered: tokio::sync::Notify,
-    release: tokio::sync::Notify,
-    frozen: std::sync::Mutex<Option<connect_distributed::topics::config_state::ConfigState>>,
-}
-
-impl GatedConfigs {
-    fn thaw(&self) {
-        *self.frozen.lock().unwrap() = None;
-    }
-}
-
-#[async_trait::async_trait]
-impl ConfigTopic for GatedConfigs {
-    fn state(&self) -> connect_distributed::topics::config_state::ConfigState {
-        let frozen = self.frozen.lock().unwrap().clone();
-        frozen.unwrap_or_else(|| self.inner.state())
-    }
-    fn changes(&self) -> tokio::sync::watch::Receiver<i64> {
-        self.inner.changes()
-    }
-    fn restart_requests(
-        &self,
-    ) -> tokio::sync::broadcast::Receiver<connect_distributed::stores::RestartRequest> {
-        self.inner.restart_requests()
-    }
-    async fn read_to_end(&self) -> connect_api::Result<()> {
-        self.inner.read_to_end().await?;
-        if self.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
-            *self.frozen.lock().unwrap() = Some(self.inner.state());
-            self.entered.notify_one();
-            self.release.notified().await;
-        }
-        Ok(())
-    }
-    async fn write(
-        &self,
-        records: Vec<connect_distributed::topics::config::ConfigRecord>,
-    ) -> connect_api::Result<()> {
-        self.inner.write(records).await
-    }
-}
-
 /// Review F6: a connector created while the leader computes an assignment
 /// is not in it, but the followers read it before they apply the
 /// assignment. Each must notice it has moved past the assignment's
@@ -1464,16 +1436,10 @@ impl ConfigTopic for GatedConfigs {
 async fn a_connector_created_during_an_assignment_still_gets_assigned() {
     let mock = mock(&[]);
     let group = "moved-on";
-    let gate = Arc::new(std::sync::OnceLock::<Arc<GatedConfigs>>::new());
+    let gate = Arc::new(std::sync::OnceLock::<Arc<LaggingConfigs>>::new());
     let hold = gate.clone();
     let leader = node_with(&mock, group, true, move |inner| {
-        let g = Arc::new(GatedConfigs {
-            inner,
-            armed: Default::default(),
-            entered: Default::default(),
-            release: Default::default(),
-            frozen: Default::default(),
-        });
+        let g = LaggingConfigs::wrap(inner);
         let _ = hold.set(g.clone());
         g
     })
