@@ -88,7 +88,7 @@ pub fn unresolve(task: &mut ConfigMap, raw: &ConfigMap) {
 
 /// Whether `value` holds a `${provider:...}` reference.
 fn has_reference(value: &str) -> bool {
-    value.find("${").is_some_and(|start| {
+    value.match_indices("${").any(|(start, _)| {
         let after = &value[start + 2..];
         after
             .find('}')
@@ -191,12 +191,14 @@ mod tests {
             ("password", "${file:/s.properties:pw}"),
             ("url", "jdbc:${env:HOST}/db"),
             ("plain", "${not a reference}"),
+            ("second", "${plain} then ${env:PORT}"),
             ("name", "c"),
         ]);
         let mut task = cfg(&[
             ("password", "secret"),
             ("url", "jdbc:db1/db"),
             ("plain", "${not a reference}"),
+            ("second", "${plain} then 9092"),
             ("name", "c"),
             ("task.only", "x"),
         ]);
@@ -204,6 +206,7 @@ mod tests {
         assert_eq!(task["password"], "${file:/s.properties:pw}");
         assert_eq!(task["url"], "jdbc:${env:HOST}/db");
         assert_eq!(task["plain"], "${not a reference}");
+        assert_eq!(task["second"], "${plain} then ${env:PORT}");
         assert_eq!(task["task.only"], "x");
         assert!(!task.contains_key("other"));
     }
