@@ -103,11 +103,6 @@ impl SourceTask for Generator {
         self.next = end;
         Ok(batch)
     }
-    /// Like FileStreamSource, this task has no use for the record in
-    /// `commit_record`: the worker lets go of each record once sent.
-    fn wants_commit_record(&self) -> bool {
-        false
-    }
     async fn stop(&mut self) -> Result<()> {
         Ok(())
     }

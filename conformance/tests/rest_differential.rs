@@ -29,6 +29,7 @@ macro_rules! say {
     }};
 }
 
+use connect_test_support::free_port as any_free_port;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -243,7 +244,7 @@ async fn http(base: &str, method: &str, path: &str, body: Option<&str>) -> Optio
         l.starts_with("transfer-encoding:") && l.contains("chunked")
     });
     let payload = if chunked {
-        dechunk(payload)
+        connect_test_support::dechunk(payload)
     } else {
         payload.to_string()
     };
@@ -256,19 +257,6 @@ async fn http(base: &str, method: &str, path: &str, body: Option<&str>) -> Optio
         }
     };
     Some(Reply { status, body })
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = rest.get(n + 2..).unwrap_or("");
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------
@@ -408,13 +396,6 @@ fn skip(why: &str) {
     say!("==================================================================");
     say!("SKIPPED: REST differential test against Kafka Connect 4.4.0: {why}");
     say!("==================================================================");
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 /// Kafka's `ConnectStandalone`, killed on drop.
@@ -1496,4 +1477,9 @@ fn a_missing_plain_converter_list_is_the_only_thing_let_through() {
         seen_in_ci.replacen(r#"{"version":"<string>","type":"predicate"},"#, "", 1);
     assert!(!only_plain_converters_differ(&predicate_missing));
     assert!(!only_plain_converters_differ("status: Kafka 200, ours 404"));
+}
+
+/// A free port for a worker; the test cannot go on without one.
+fn free_port() -> u16 {
+    any_free_port().expect("a free port in 20000-31999")
 }

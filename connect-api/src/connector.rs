@@ -231,3 +231,57 @@ pub trait SinkConnector: Connector {
         Ok(false)
     }
 }
+
+/// Splits `elements` into `groups` contiguous groups as even as possible,
+/// the first ones one element larger when they do not divide evenly: Java's
+/// `ConnectorUtils.groupPartitions`, for `Connector::task_configs` to spread
+/// tables, files or partitions over `max_tasks` tasks. With more groups than
+/// elements the last groups are empty (Java's too); a connector usually asks
+/// for `elements.len().min(max_tasks)` groups so that no task idles.
+///
+/// ```
+/// use connect_api::connector::group_partitions;
+///
+/// let tables = ["a", "b", "c", "d", "e"];
+/// assert_eq!(group_partitions(&tables, 2).unwrap(), [vec!["a", "b", "c"], vec!["d", "e"]]);
+/// assert_eq!(group_partitions(&tables, 1).unwrap(), [tables.to_vec()]);
+/// assert!(group_partitions(&tables, 0).is_err());
+/// ```
+pub fn group_partitions<T: Clone>(elements: &[T], groups: usize) -> Result<Vec<Vec<T>>> {
+    if groups == 0 {
+        return Err(ConnectError::other(
+            "cannot group elements into 0 groups: ask for at least one (tasks.max must be positive)",
+        ));
+    }
+    let base = elements.len() / groups;
+    let larger = elements.len() % groups;
+    let mut rest = elements;
+    Ok((0..groups)
+        .map(|g| {
+            let size = base + usize::from(g < larger);
+            let (group, tail) = rest.split_at(size);
+            rest = tail;
+            group.to_vec()
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod group_partitions_tests {
+    use super::group_partitions;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every element once, in order; group sizes differ by at most one,
+        /// larger groups first.
+        #[test]
+        fn groups_cover_all_elements_evenly(n in 0usize..200, groups in 1usize..40) {
+            let elements: Vec<usize> = (0..n).collect();
+            let grouped = group_partitions(&elements, groups).unwrap();
+            prop_assert_eq!(grouped.len(), groups);
+            prop_assert_eq!(grouped.concat(), elements);
+            let sizes: Vec<usize> = grouped.iter().map(Vec::len).collect();
+            prop_assert!(sizes.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1), "{:?}", sizes);
+        }
+    }
+}

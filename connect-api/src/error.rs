@@ -44,6 +44,10 @@ pub enum ErrorKind {
         /// The source partition whose stored offset is invalid.
         partition: crate::record::SourceMap,
     },
+    /// An optional plugin method the plugin does not implement: its
+    /// default body answers this, and the runtime stops calling it (and
+    /// drops what it kept for it). Plugins do not return it themselves.
+    NotImplemented,
     /// Any other failure.
     Other,
 }
@@ -108,6 +112,20 @@ impl ConnectError {
     /// A retriable error.
     pub fn retriable(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Retriable, message)
+    }
+
+    /// What the default body of an optional plugin method answers, naming
+    /// it (e.g. `SourceTask::commit_record`).
+    pub fn not_implemented(method: &str) -> Self {
+        Self::new(
+            ErrorKind::NotImplemented,
+            format!("{method} is not implemented"),
+        )
+    }
+
+    /// Whether this is [`not_implemented`](Self::not_implemented)'s answer.
+    pub fn is_not_implemented(&self) -> bool {
+        matches!(self.kind, ErrorKind::NotImplemented)
     }
 
     /// A not-found error.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::config::ConfigMap;
-use crate::error::Result;
+use crate::error::{ConnectError, Result};
 use crate::record::{SourceMap, SourceRecord};
 
 /// Where a record landed in Kafka, given to [`SourceTask::commit_record`].
@@ -176,29 +176,22 @@ pub trait SourceTask: Send {
     /// transforms; its source partition and offset are the polled ones). A
     /// record dropped by a transform is passed with its source partition and
     /// offset only: the transform consumed its data. Identify records by
-    /// their source offset. Not called at all when
-    /// [`wants_commit_record`](Self::wants_commit_record) is `false`. A
-    /// notification, as in Kafka: an error is logged, and the record's
-    /// offset is committed all the same.
+    /// their source offset. A notification, as in Kafka: an error is
+    /// logged, and the record's offset is committed all the same.
+    ///
+    /// Override it only to use it. The default body answers
+    /// [`ConnectError::not_implemented`]: at that first answer the worker
+    /// stops calling it and from then on lets go of each record as soon as
+    /// the producer has its bytes, instead of keeping it until Kafka
+    /// acknowledges it (less memory and a fifth more records per second in
+    /// the source pipeline benchmark). Offsets are committed the same way
+    /// either way. Do not return `not_implemented` from an override.
     async fn commit_record(
         &mut self,
         _record: &SourceRecord,
         _metadata: Option<&RecordMetadata>,
     ) -> Result<()> {
-        Ok(())
-    }
-
-    /// Whether the worker calls [`commit_record`](Self::commit_record).
-    ///
-    /// The default, `true`, keeps every sent record in memory until Kafka
-    /// acknowledges it, to pass it to `commit_record`. A task that does not
-    /// override `commit_record` returns `false`: the worker then lets go of
-    /// each record as soon as the producer has its bytes and makes no call
-    /// per record, which holds less memory and keeps the send path's caches
-    /// warm (a fifth more records per second in the source pipeline
-    /// benchmark). Offsets are committed the same way either way.
-    fn wants_commit_record(&self) -> bool {
-        true
+        Err(ConnectError::not_implemented("SourceTask::commit_record"))
     }
 
     /// Stop and release resources. Not called concurrently with `poll`.

@@ -196,9 +196,20 @@ fn pre_commit_defaults_to_flush_then_everything() {
     assert_eq!(*task.flushed.lock().unwrap(), [offsets]);
 }
 
+/// The default `commit_record` says it is not implemented, which is how
+/// the worker learns to let go of records once sent (no opt-out flag to
+/// forget).
 #[test]
-fn source_tasks_want_commit_record_by_default() {
-    assert!(Task::default().wants_commit_record());
+fn commit_record_defaults_to_not_implemented() {
+    let mut task = Task::default();
+    let record = SourceRecord::new(
+        Arc::new(SourceMap::new()),
+        SourceMap::new(),
+        connect_api::Record::new("t", None, connect_api::Value::Null),
+    );
+    let err = futures::executor::block_on(SourceTask::commit_record(&mut task, &record, None))
+        .unwrap_err();
+    assert!(err.is_not_implemented(), "{err}");
 }
 
 #[test]

@@ -68,8 +68,7 @@ use indexmap::IndexSet;
 use thiserror::Error;
 
 use crate::protocol::{
-    Assignment, ConnectorAssignment, ConnectorTaskId, SubProtocol, WorkerMetadata, CONFIG_MISMATCH,
-    NO_ERROR,
+    Assignment, ConnectorAssignment, SubProtocol, TaskId, WorkerMetadata, CONFIG_MISMATCH, NO_ERROR,
 };
 
 pub use eager::assign_eager;
@@ -108,7 +107,7 @@ pub struct ConnectorsAndTasks {
     /// Connector names (each means the `Connector` instance).
     pub connectors: Vec<String>,
     /// Task ids.
-    pub tasks: Vec<ConnectorTaskId>,
+    pub tasks: Vec<TaskId>,
 }
 
 impl ConnectorsAndTasks {
@@ -329,7 +328,7 @@ impl AssignorState {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Items {
     connectors: BTreeSet<String>,
-    tasks: BTreeSet<ConnectorTaskId>,
+    tasks: BTreeSet<TaskId>,
 }
 
 impl Items {
@@ -353,7 +352,7 @@ impl Items {
 struct Load {
     worker: String,
     connectors: IndexSet<String>,
-    tasks: IndexSet<ConnectorTaskId>,
+    tasks: IndexSet<TaskId>,
 }
 
 impl Load {
@@ -445,10 +444,9 @@ pub fn assign(
     for (connector, &count) in &input.snapshot.connectors {
         configured.connectors.insert(connector.clone());
         for task in 0..count {
-            let task = i32::try_from(task).unwrap_or(i32::MAX);
             configured
                 .tasks
-                .insert(ConnectorTaskId::new(connector.clone(), task));
+                .insert(TaskId::new(connector.clone(), task));
         }
     }
 
@@ -547,7 +545,7 @@ pub fn assign(
 
     let mut to_assign_connectors: IndexSet<String> = created.connectors.iter().cloned().collect();
     to_assign_connectors.extend(lost_to_reassign.connectors.iter().cloned());
-    let mut to_assign_tasks: IndexSet<ConnectorTaskId> = created.tasks.iter().cloned().collect();
+    let mut to_assign_tasks: IndexSet<TaskId> = created.tasks.iter().cloned().collect();
     to_assign_tasks.extend(lost_to_reassign.tasks.iter().cloned());
 
     assign_round_robin(&mut next, to_assign_connectors, |l| &mut l.connectors);

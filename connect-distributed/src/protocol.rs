@@ -269,37 +269,21 @@ pub enum ProtocolError {
     },
 }
 
-/// A connector's task: the connector name and the task number.
-///
-/// ```
-/// use connect_distributed::protocol::ConnectorTaskId;
-///
-/// let id = ConnectorTaskId::new("jdbc", 3);
-/// assert_eq!(id.to_string(), "jdbc-3");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ConnectorTaskId {
-    /// The connector's name.
-    pub connector: String,
-    /// The task number, from 0.
-    pub task: i32,
+/// A connector's task: the runtime's one task id type, which the
+/// assignment's wire form carries as a signed int (read with
+/// [`task_number`], which refuses a negative one).
+pub use connect_runtime::status::TaskId;
+
+/// A task number read from a wire format as a signed int: negative numbers
+/// name no task (-1 is the connector instance in an assignment, handled
+/// before this is called).
+pub fn task_number(n: i32) -> Option<u32> {
+    u32::try_from(n).ok()
 }
 
-impl ConnectorTaskId {
-    /// A task id.
-    pub fn new(connector: impl Into<String>, task: i32) -> Self {
-        ConnectorTaskId {
-            connector: connector.into(),
-            task,
-        }
-    }
-}
-
-impl fmt::Display for ConnectorTaskId {
-    /// Java's `ConnectorTaskId.toString()`: `<connector>-<task>`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.connector, self.task)
-    }
+/// A task number as the wire formats write it (a signed int, as Java's).
+pub fn wire_task(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 /// One entry of an assignment's wire form: a connector and the ids of its
@@ -319,11 +303,11 @@ impl ConnectorAssignment {
     /// the tasks appended to their connector's entry (duplicates kept).
     ///
     /// ```
-    /// use connect_distributed::protocol::{ConnectorAssignment, ConnectorTaskId};
+    /// use connect_distributed::protocol::{ConnectorAssignment, TaskId};
     ///
     /// let entries = ConnectorAssignment::group(
     ///     ["b", "a"],
-    ///     [ConnectorTaskId::new("a", 0), ConnectorTaskId::new("c", 1)],
+    ///     [TaskId::new("a", 0), TaskId::new("c", 1)],
     /// );
     /// let flat: Vec<_> = entries.iter().map(|e| (e.connector.as_str(), e.tasks.clone())).collect();
     /// assert_eq!(flat, [("b", vec![-1]), ("a", vec![-1, 0]), ("c", vec![1])]);
@@ -333,7 +317,7 @@ impl ConnectorAssignment {
         C: IntoIterator,
         C::Item: AsRef<str>,
         T: IntoIterator,
-        T::Item: std::borrow::Borrow<ConnectorTaskId>,
+        T::Item: std::borrow::Borrow<TaskId>,
     {
         use std::borrow::Borrow;
         let mut entries: indexmap::IndexMap<String, Vec<i32>> = indexmap::IndexMap::new();
@@ -344,8 +328,11 @@ impl ConnectorAssignment {
             }
         }
         for t in tasks {
-            let t: &ConnectorTaskId = t.borrow();
-            entries.entry(t.connector.clone()).or_default().push(t.task);
+            let t: &TaskId = t.borrow();
+            entries
+                .entry(t.connector.clone())
+                .or_default()
+                .push(wire_task(t.task));
         }
         entries
             .into_iter()
@@ -367,15 +354,16 @@ fn connectors_of(entries: &[ConnectorAssignment]) -> Vec<&str> {
         .collect()
 }
 
-/// The tasks (every id but -1) in wire entries.
-fn tasks_of(entries: &[ConnectorAssignment]) -> Vec<ConnectorTaskId> {
+/// The tasks (every id but -1) in wire entries. Another negative number
+/// names no task (Java never writes one): it is skipped.
+fn tasks_of(entries: &[ConnectorAssignment]) -> Vec<TaskId> {
     entries
         .iter()
         .flat_map(|e| {
             e.tasks
                 .iter()
-                .filter(|&&t| t != CONNECTOR_TASK)
-                .map(move |&t| ConnectorTaskId::new(e.connector.clone(), t))
+                .filter_map(|&t| task_number(t))
+                .map(move |t| TaskId::new(e.connector.clone(), t))
         })
         .collect()
 }
@@ -389,7 +377,7 @@ fn tasks_of(entries: &[ConnectorAssignment]) -> Vec<ConnectorTaskId> {
 /// same bytes.
 ///
 /// ```
-/// use connect_distributed::protocol::{Assignment, ConnectorAssignment, ConnectorTaskId, NO_ERROR};
+/// use connect_distributed::protocol::{Assignment, ConnectorAssignment, TaskId, NO_ERROR};
 ///
 /// let assignment = Assignment {
 ///     version: 2,
@@ -397,8 +385,8 @@ fn tasks_of(entries: &[ConnectorAssignment]) -> Vec<ConnectorTaskId> {
 ///     leader: "worker-1".into(),
 ///     leader_url: "http://10.0.0.1:8083/".into(),
 ///     config_offset: 42,
-///     assigned: ConnectorAssignment::group(["jdbc"], [ConnectorTaskId::new("jdbc", 0)]),
-///     revoked: ConnectorAssignment::group(["s3"], Vec::<ConnectorTaskId>::new()),
+///     assigned: ConnectorAssignment::group(["jdbc"], [TaskId::new("jdbc", 0)]),
+///     revoked: ConnectorAssignment::group(["s3"], Vec::<TaskId>::new()),
 ///     delay: 0,
 /// };
 /// let bytes = assignment.encode()?;
@@ -439,7 +427,7 @@ impl Assignment {
     }
 
     /// The assigned tasks, in wire order.
-    pub fn tasks(&self) -> Vec<ConnectorTaskId> {
+    pub fn tasks(&self) -> Vec<TaskId> {
         tasks_of(&self.assigned)
     }
 
@@ -449,7 +437,7 @@ impl Assignment {
     }
 
     /// The revoked tasks, in wire order.
-    pub fn revoked_tasks(&self) -> Vec<ConnectorTaskId> {
+    pub fn revoked_tasks(&self) -> Vec<TaskId> {
         tasks_of(&self.revoked)
     }
 
@@ -890,7 +878,7 @@ mod tests {
             leader: "leader".into(),
             leader_url: "http://l:8083/".into(),
             config_offset: 7,
-            assigned: ConnectorAssignment::group(["a"], [ConnectorTaskId::new("a", 0)]),
+            assigned: ConnectorAssignment::group(["a"], [TaskId::new("a", 0)]),
             revoked: Vec::new(),
             delay: 0,
         }

@@ -152,6 +152,8 @@ fn load(args: &[String]) -> Result<Setup, CommandFailure> {
         .cloned()
         .unwrap_or_else(|| {
             if host.is_empty() || host == "0.0.0.0" {
+                tracing::warn!(listener = %listener,
+                    "no rest.advertised.host.name: advertising 127.0.0.1, which workers on other hosts cannot reach; set rest.advertised.host.name in a multi-host cluster");
                 "127.0.0.1".to_string()
             } else {
                 host

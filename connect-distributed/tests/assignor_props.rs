@@ -266,10 +266,9 @@ proptest! {
 
 fn arbitrary_members() -> impl Strategy<Value = Vec<connect_distributed::assignor::Member>> {
     use connect_distributed::assignor::{ConnectorsAndTasks, Member};
-    use connect_distributed::protocol::ConnectorTaskId;
+    use connect_distributed::protocol::TaskId;
     let connector = (0..6u8).prop_map(|c| format!("conn-{c}"));
-    let task =
-        ((0..6u8), (-2..6i32)).prop_map(|(c, t)| ConnectorTaskId::new(format!("conn-{c}"), t));
+    let task = ((0..6u8), (0..8u32)).prop_map(|(c, t)| TaskId::new(format!("conn-{c}"), t));
     prop::collection::vec(
         (
             0..6u8,

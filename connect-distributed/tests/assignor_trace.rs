@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 use connect_distributed::assignor::{
     assign, AssignorConfig, AssignorState, ConfigSnapshot, ConnectorsAndTasks, Member, RoundInput,
 };
-use connect_distributed::protocol::{ConnectorTaskId, SubProtocol};
+use connect_distributed::protocol::{SubProtocol, TaskId};
 
 const TRACE: &str = include_str!("golden/assignor_trace.txt");
 
-fn items(connectors: &[String], tasks: &[ConnectorTaskId]) -> String {
+fn items(connectors: &[String], tasks: &[TaskId]) -> String {
     let parts: Vec<String> = connectors
         .iter()
         .cloned()

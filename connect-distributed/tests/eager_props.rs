@@ -9,9 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use connect_distributed::assignor::{
     assign_eager, ConfigSnapshot, ConnectorsAndTasks, Member, RoundInput,
 };
-use connect_distributed::protocol::{
-    Assignment, ConnectorTaskId, SubProtocol, CONFIG_MISMATCH, NO_ERROR,
-};
+use connect_distributed::protocol::{Assignment, SubProtocol, TaskId, CONFIG_MISMATCH, NO_ERROR};
 use proptest::prelude::*;
 
 const CASES: u32 = 2000;
@@ -120,7 +118,7 @@ proptest! {
 
         // Exactly once: every configured connector and task, nothing else.
         let mut connectors: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut tasks: BTreeMap<&ConnectorTaskId, usize> = BTreeMap::new();
+        let mut tasks: BTreeMap<&TaskId, usize> = BTreeMap::new();
         for m in round.members.values() {
             for c in &m.assigned.connectors {
                 *connectors.entry(c.as_str()).or_default() += 1;
@@ -135,10 +133,10 @@ proptest! {
             connectors.keys().copied().collect::<Vec<_>>(),
             snapshot.connectors.keys().map(String::as_str).collect::<Vec<_>>()
         );
-        let configured: Vec<ConnectorTaskId> = snapshot
+        let configured: Vec<TaskId> = snapshot
             .connectors
             .iter()
-            .flat_map(|(c, &n)| (0..n as i32).map(move |t| ConnectorTaskId::new(c.clone(), t)))
+            .flat_map(|(c, &n)| (0..n).map(move |t| TaskId::new(c.clone(), t)))
             .collect();
         prop_assert_eq!(tasks.keys().map(|t| (*t).clone()).collect::<Vec<_>>(), configured);
 

@@ -39,7 +39,7 @@ use connect_distributed::assignor::{
     assign_eager, AssignError, ConfigSnapshot, ConnectorsAndTasks, Member, RoundInput,
 };
 use connect_distributed::protocol::{
-    Assignment, ConnectorTaskId, SubProtocol, WorkerMetadata, CONFIG_MISMATCH,
+    Assignment, SubProtocol, TaskId, WorkerMetadata, CONFIG_MISMATCH,
 };
 
 const CLASS: &str = "org.apache.kafka.connect.runtime.distributed.EagerTrace";
@@ -345,7 +345,7 @@ fn canonical(bytes: &[u8]) -> (Assignment, ConnectorsAndTasks) {
     let a = Assignment::decode(bytes).expect("decode assignment");
     let mut connectors: Vec<String> = a.connectors().into_iter().map(str::to_owned).collect();
     connectors.sort();
-    let mut tasks: Vec<ConnectorTaskId> = a.tasks();
+    let mut tasks: Vec<TaskId> = a.tasks();
     tasks.sort();
     let header = Assignment {
         assigned: Vec::new(),

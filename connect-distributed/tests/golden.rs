@@ -10,13 +10,13 @@ use std::collections::BTreeSet;
 
 use connect_distributed::assignor::revoking_backoff_ms;
 use connect_distributed::protocol::{
-    Assignment, ConnectorAssignment, ConnectorTaskId, WorkerMetadata, CONFIG_MISMATCH, NO_ERROR,
+    Assignment, ConnectorAssignment, TaskId, WorkerMetadata, CONFIG_MISMATCH, NO_ERROR,
 };
 
 const GOLDEN: &str = include_str!("golden/golden.hex");
 
-fn t(c: &str, n: i32) -> ConnectorTaskId {
-    ConnectorTaskId::new(c, n)
+fn t(c: &str, n: u32) -> TaskId {
+    TaskId::new(c, n)
 }
 
 #[allow(clippy::too_many_arguments)] // mirrors the Java constructor
@@ -26,8 +26,8 @@ fn assignment(
     leader: &str,
     leader_url: &str,
     offset: i64,
-    assigned: (&[&str], &[ConnectorTaskId]),
-    revoked: (&[&str], &[ConnectorTaskId]),
+    assigned: (&[&str], &[TaskId]),
+    revoked: (&[&str], &[TaskId]),
     delay: i32,
 ) -> Assignment {
     Assignment {
@@ -44,7 +44,7 @@ fn assignment(
 
 const LEADER_URL: &str = "http://leader:8083/";
 const WORKER_URL: &str = "http://worker-1:8083/";
-const NONE: (&[&str], &[ConnectorTaskId]) = (&[], &[]);
+const NONE: (&[&str], &[TaskId]) = (&[], &[]);
 
 /// What Java was given for each case. `exact` is true when Java's entry
 /// order is the first-seen order too (at most one assigned connector), so
@@ -145,7 +145,7 @@ fn expected_assignment(name: &str) -> (Assignment, bool) {
                 "",
                 "",
                 -1,
-                (&[], &[t("x", i32::MAX)]),
+                (&[], &[t("x", i32::MAX.unsigned_abs())]),
                 NONE,
                 i32::MAX,
             ),
@@ -214,7 +214,7 @@ fn expected_metadata(name: &str) -> WorkerMetadata {
 
 /// Same items, ignoring entry order (Java's HashSet order).
 fn same_items(a: &Assignment, b: &Assignment) -> bool {
-    let set = |v: Vec<ConnectorTaskId>| v.into_iter().collect::<BTreeSet<_>>();
+    let set = |v: Vec<TaskId>| v.into_iter().collect::<BTreeSet<_>>();
     let cset = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect::<BTreeSet<_>>();
     a.version == b.version
         && a.error == b.error

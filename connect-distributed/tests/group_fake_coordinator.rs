@@ -12,7 +12,7 @@ use connect_distributed::group::{
     ErrorCode, GroupConfig, GroupError, GroupEvent, GroupHandler, GroupMember, HandlerError,
     Joined, LeaderRound, RebalanceReason, WorkerState,
 };
-use connect_distributed::protocol::{Assignment, ConnectorAssignment, ConnectorTaskId};
+use connect_distributed::protocol::{Assignment, ConnectorAssignment, TaskId};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
@@ -299,7 +299,7 @@ impl GroupHandler for Solo {
             leader: round.leader_id.clone(),
             leader_url,
             config_offset: 1,
-            assigned: ConnectorAssignment::group(["c"], [ConnectorTaskId::new("c", 0)]),
+            assigned: ConnectorAssignment::group(["c"], [TaskId::new("c", 0)]),
             revoked: Vec::new(),
             delay: 0,
         };
@@ -348,7 +348,7 @@ async fn joins_with_the_member_id_the_coordinator_requires_and_leaves() {
     assert_eq!(j.generation, 1);
     assert!(j.is_leader);
     assert_eq!(j.owned.connectors(), ["c"]);
-    assert_eq!(j.owned.tasks(), [ConnectorTaskId::new("c", 0)]);
+    assert_eq!(j.owned.tasks(), [TaskId::new("c", 0)]);
     assert_eq!(script.lock().unwrap().joins, ["", "m-1"]);
     // The first JoinGroup carries no current assignment; a rejoin reports
     // what the member owns.

@@ -21,7 +21,7 @@ use connect_distributed::group::{
     GroupApi, GroupConfig, GroupEvent, GroupHandler, GroupMember, HandlerError, Joined,
     LeaderRound, WorkerState,
 };
-use connect_distributed::protocol::{Assignment, ConnectorTaskId};
+use connect_distributed::protocol::{Assignment, TaskId};
 use tokio::sync::watch;
 
 const SESSION: Duration = Duration::from_millis(6000);
@@ -67,13 +67,13 @@ fn snapshot() -> ConfigSnapshot {
     }
 }
 
-fn all_items() -> (Vec<String>, Vec<ConnectorTaskId>) {
+fn all_items() -> (Vec<String>, Vec<TaskId>) {
     let s = snapshot();
     let connectors = s.connectors.keys().cloned().collect();
     let tasks = s
         .connectors
         .iter()
-        .flat_map(|(c, n)| (0..*n as i32).map(move |t| ConnectorTaskId::new(c.clone(), t)))
+        .flat_map(|(c, n)| (0..*n).map(move |t| TaskId::new(c.clone(), t)))
         .collect();
     (connectors, tasks)
 }
@@ -289,7 +289,7 @@ impl Cluster {
             .iter()
             .flat_map(|j| j.owned.connectors().into_iter().map(str::to_owned))
             .collect();
-        let mut tasks: Vec<ConnectorTaskId> = joined.iter().flat_map(|j| j.owned.tasks()).collect();
+        let mut tasks: Vec<TaskId> = joined.iter().flat_map(|j| j.owned.tasks()).collect();
         connectors.sort();
         tasks.sort();
         (connectors, tasks) == all_items()

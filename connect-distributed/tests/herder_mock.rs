@@ -27,11 +27,9 @@ use tokio::time::Instant;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
+/// A free port for a worker; the test cannot go on without one.
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    connect_test_support::free_port().expect("a free port in 20000-31999")
 }
 
 /// The mock cluster cannot create topics: the internal ones are made here.
@@ -1046,7 +1044,7 @@ async fn offsets_change_only_once_a_stopped_connector_has_no_tasks() {
         .unwrap();
     // One task config, then STOPPED written alone (as a worker that stops
     // without clearing the tasks would).
-    let task = connect_distributed::protocol::ConnectorTaskId::new("s", 0);
+    let task = connect_distributed::protocol::TaskId::new("s", 0);
     h.config_topic()
         .write(vec![
             ConfigRecord::Task {
@@ -1317,6 +1315,80 @@ async fn a_worker_behind_the_config_topic_still_stops_revoked_work() {
     leader.stop().await;
 }
 
+/// Review F10: a leader that cannot read the config topic as far as the
+/// others have blocks every round (each ends in CONFIG_MISMATCH) unless it
+/// drops out of the group, as Java's does. The leader's reader stops; a
+/// follower writes records it cannot see (pause and resume are written by
+/// whichever worker is asked); a third worker joins. Before the fix no
+/// round ever completed and the third worker never got any work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_cannot_read_the_config_topic_leaves_the_group() {
+    let mock = mock(&[]);
+    let group = "unreadable";
+    let lagging = Arc::new(std::sync::OnceLock::<Arc<LaggingConfigs>>::new());
+    let hold = lagging.clone();
+    let leader = node_listening(
+        &mock,
+        group,
+        true,
+        "127.0.0.1",
+        &[
+            ("worker.unsync.backoff.ms", "2000"),
+            ("worker.sync.timeout.ms", "1000"),
+        ],
+        move |inner| {
+            let l = LaggingConfigs::wrap(inner);
+            let _ = hold.set(l.clone());
+            l
+        },
+    )
+    .await;
+    eventually("the first worker leading", async || {
+        leader.herder.is_leader().then_some(())
+    })
+    .await;
+    let follower = node(&mock, group, true).await;
+    let slow = config(&[("connector.class", "SlowStopSource"), ("tasks.max", "6")]);
+    follower
+        .herder
+        .create_connector("spread", slow, TargetState::Started)
+        .await
+        .unwrap();
+    let running_on = async |worker: &str| {
+        let s = follower.herder.connector_status("spread").await.ok()?;
+        let all = s.tasks.len() == 6 && s.tasks.iter().all(|t| t.state.state == "RUNNING");
+        all.then(|| {
+            s.tasks
+                .iter()
+                .filter(|t| t.state.worker_id == worker)
+                .count()
+        })
+    };
+    let follower_id = follower.herder.worker_id().to_string();
+    eventually("both workers running tasks", async || {
+        running_on(&follower_id).await.filter(|n| *n == 3)
+    })
+    .await;
+    // The leader reads no further; the follower writes two records.
+    lagging.get().unwrap().freeze();
+    follower.herder.pause("spread").await.unwrap();
+    follower.herder.resume("spread").await.unwrap();
+    let third = node(&mock, group, true).await;
+    let third_id = third.herder.worker_id().to_string();
+    eventually("the third worker running tasks", async || {
+        running_on(&third_id).await.filter(|n| *n > 0)
+    })
+    .await;
+    assert!(
+        !leader.herder.is_leader(),
+        "the worker that cannot read still leads"
+    );
+    lagging.get().unwrap().thaw();
+    third.stop().await;
+    follower.stop().await;
+    leader.stop().await;
+}
+
 /// Review F8: task configs are written to the config topic (and handed to
 /// the leader) with the connector's `${provider:...}` references, never the
 /// resolved secrets; the worker that runs the task resolves them. Here the
@@ -1359,9 +1431,7 @@ async fn task_configs_keep_config_provider_references() {
     .await;
     let state = ConfigTopic::state(&*configs_of(&a.herder));
     let task = state
-        .task_config(&connect_distributed::protocol::ConnectorTaskId::new(
-            "f8", 0,
-        ))
+        .task_config(&connect_distributed::protocol::TaskId::new("f8", 0))
         .expect("the task config in the config topic");
     let get = |k: &str| task.get(k).cloned().flatten();
     assert_eq!(get("topic").as_deref(), Some("${env:F8_TOPIC}"));

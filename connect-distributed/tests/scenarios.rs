@@ -11,7 +11,7 @@ use connect_distributed::assignor::{
     RoundInput, SCHEDULED_REBALANCE_MAX_DELAY_MS_CONFIG, SCHEDULED_REBALANCE_MAX_DELAY_MS_DEFAULT,
 };
 use connect_distributed::protocol::{
-    Assignment, ConnectorTaskId, SubProtocol, WorkerMetadata, CONFIG_MISMATCH, NO_ERROR,
+    Assignment, SubProtocol, TaskId, WorkerMetadata, CONFIG_MISMATCH, NO_ERROR,
 };
 use sim::{Cluster, Item};
 
@@ -197,28 +197,23 @@ fn deleted_connectors_and_tasks_are_revoked() {
         .values()
         .flat_map(|m| sim::as_set(&m.revoked))
         .collect();
-    let mut expected: BTreeSet<Item> = (0..4)
-        .map(|t| Item::Task(ConnectorTaskId::new("a", t)))
-        .collect();
+    let mut expected: BTreeSet<Item> = (0..4).map(|t| Item::Task(TaskId::new("a", t))).collect();
     expected.insert(Item::Connector("a".into()));
-    expected.insert(Item::Task(ConnectorTaskId::new("b", 2)));
-    expected.insert(Item::Task(ConnectorTaskId::new("b", 3)));
+    expected.insert(Item::Task(TaskId::new("b", 2)));
+    expected.insert(Item::Task(TaskId::new("b", 3)));
     assert!(expected.is_subset(&revoked), "{revoked:?}");
     assert!(c.converge(10).is_some());
     c.assert_settled();
 }
 
-fn member(id: &str, offset: i64, connectors: &[&str], tasks: &[(&str, i32)]) -> Member {
+fn member(id: &str, offset: i64, connectors: &[&str], tasks: &[(&str, u32)]) -> Member {
     Member {
         id: id.into(),
         url: format!("http://{id}:8083/"),
         config_offset: offset,
         current: ConnectorsAndTasks {
             connectors: connectors.iter().map(|c| (*c).to_owned()).collect(),
-            tasks: tasks
-                .iter()
-                .map(|(c, t)| ConnectorTaskId::new(*c, *t))
-                .collect(),
+            tasks: tasks.iter().map(|(c, t)| TaskId::new(*c, *t)).collect(),
         },
     }
 }
@@ -264,14 +259,8 @@ fn duplicates_are_revoked_from_every_owner_then_assigned_once() {
         &input(&members, &snap, -1, 1),
     )
     .unwrap();
-    assert_eq!(
-        r1.members["w1"].revoked.tasks,
-        [ConnectorTaskId::new("a", 1)]
-    );
-    assert_eq!(
-        r1.members["w2"].revoked.tasks,
-        [ConnectorTaskId::new("a", 1)]
-    );
+    assert_eq!(r1.members["w1"].revoked.tasks, [TaskId::new("a", 1)]);
+    assert_eq!(r1.members["w2"].revoked.tasks, [TaskId::new("a", 1)]);
     assert!(r1.members.values().all(|m| m.assigned.is_empty()));
 
     // Both stopped it; next round it has one owner.
@@ -281,10 +270,7 @@ fn duplicates_are_revoked_from_every_owner_then_assigned_once() {
     ];
     let (r2, _) = assign(&st, &cfg, &input(&members, &snap, 1, 2)).unwrap();
     assert!(!r2.has_revocations());
-    assert_eq!(
-        r2.members["w2"].assigned.tasks,
-        [ConnectorTaskId::new("a", 1)]
-    );
+    assert_eq!(r2.members["w2"].assigned.tasks, [TaskId::new("a", 1)]);
     assert!(r2.members["w1"].assigned.is_empty());
 }
 
@@ -346,10 +332,7 @@ fn a_generation_gap_forgets_the_previous_assignment() {
     // The leader missed a generation: a-1 is assigned at once.
     let (now, _) = assign(&st, &cfg, &input(&alone, &snap, 5, 6)).unwrap();
     assert_eq!(now.delay, 0);
-    assert_eq!(
-        now.members["w1"].assigned.tasks,
-        [ConnectorTaskId::new("a", 1)]
-    );
+    assert_eq!(now.members["w1"].assigned.tasks, [TaskId::new("a", 1)]);
 }
 
 #[test]
@@ -397,9 +380,9 @@ fn members_from_java_metadata() {
     assert_eq!(
         m.current.tasks,
         [
-            ConnectorTaskId::new("jdbc", 0),
-            ConnectorTaskId::new("jdbc", 1),
-            ConnectorTaskId::new("s3", 2)
+            TaskId::new("jdbc", 0),
+            TaskId::new("jdbc", 1),
+            TaskId::new("s3", 2)
         ]
     );
     // A null allocation is an idle worker.

@@ -10,7 +10,6 @@ use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use connect_distributed::protocol::ConnectorTaskId;
 use connect_distributed::stores::{KafkaConfigLog, KafkaStatusStore};
 use connect_distributed::topics::config::{Properties, TargetState};
 use connect_rdkafka::{MockKafka, RdKafkaCluster};
@@ -120,7 +119,7 @@ async fn config_topic_between_two_workers(wire: Wire) {
     let state = second.snapshot();
     assert_eq!(state.tasks("files").len(), 2);
     assert_eq!(
-        state.task_config(&ConnectorTaskId::new("files", 0)),
+        state.task_config(&TaskId::new("files", 0)),
         Some(&props(&[("file", "a")]))
     );
     assert_eq!(state, first.snapshot());
@@ -162,7 +161,7 @@ async fn status_topic_between_two_workers(wire: Wire) {
     w2.read_to_end().await.expect("read to end");
     assert_eq!(w2.connector("files").0, State::Running);
     let status = w2
-        .task_status(&ConnectorTaskId::new("files", 0))
+        .task_status(&TaskId::new("files", 0))
         .expect("the task's status");
     assert_eq!(
         (

@@ -5,7 +5,7 @@
 //! decode to the record Java was given and encode back to the same bytes.
 
 mod hex;
-use connect_distributed::protocol::ConnectorTaskId;
+use connect_distributed::protocol::TaskId;
 use connect_distributed::topics::config::{
     ConfigKey, ConfigRecord, Properties, SessionKey, TargetState,
 };
@@ -27,8 +27,8 @@ fn p(kv: &[(&str, &str)]) -> Properties {
         .collect()
 }
 
-fn task(c: &str, n: i32) -> ConnectorTaskId {
-    ConnectorTaskId::new(c, n)
+fn task(c: &str, n: u32) -> TaskId {
+    TaskId::new(c, n)
 }
 
 fn ts(c: &str, state: TargetState) -> ConfigRecord {

@@ -1,7 +1,7 @@
 //! Property tests (proptest, 1,000 cases each) of the config and status
 //! topics' records and of the config topic's replay.
 
-use connect_distributed::protocol::ConnectorTaskId;
+use connect_distributed::protocol::TaskId;
 use connect_distributed::topics::config::{
     ConfigKey, ConfigRecord, Properties, SessionKey, TargetState,
 };
@@ -25,8 +25,8 @@ fn name() -> impl Strategy<Value = String> {
     ]
 }
 
-fn task_id() -> impl Strategy<Value = ConnectorTaskId> {
-    (name(), 0..=i32::MAX).prop_map(|(c, t)| ConnectorTaskId::new(c, t))
+fn task_id() -> impl Strategy<Value = TaskId> {
+    (name(), 0..=i32::MAX.unsigned_abs()).prop_map(|(c, t)| TaskId::new(c, t))
 }
 
 fn properties() -> impl Strategy<Value = Properties> {
@@ -330,8 +330,8 @@ fn replay_record() -> impl Strategy<Value = ConfigRecord> {
     prop_oneof![
         3 => (c.clone(), props.clone())
             .prop_map(|(connector, properties)| ConfigRecord::Connector { connector, properties }),
-        6 => (c.clone(), 0..4i32, props)
-            .prop_map(|(c, t, properties)| ConfigRecord::Task { id: ConnectorTaskId::new(c, t), properties }),
+        6 => (c.clone(), 0..4u32, props)
+            .prop_map(|(c, t, properties)| ConfigRecord::Task { id: TaskId::new(c, t), properties }),
         3 => (c.clone(), -1..5i32).prop_map(|(connector, tasks)| ConfigRecord::TasksCommit { connector, tasks }),
         1 => (c.clone(), target_state()).prop_map(|(connector, state)| ConfigRecord::TargetState { connector, state }),
         1 => c.clone().prop_map(|c| ConfigRecord::Tombstone(ConfigKey::Connector(c))),
@@ -341,7 +341,7 @@ fn replay_record() -> impl Strategy<Value = ConfigRecord> {
     ]
 }
 
-fn visible(state: &ConfigState) -> Vec<(ConnectorTaskId, Option<Properties>)> {
+fn visible(state: &ConfigState) -> Vec<(TaskId, Option<Properties>)> {
     ["a", "b", "c-d"]
         .iter()
         .flat_map(|c| state.tasks(c))
@@ -363,12 +363,12 @@ proptest! {
         for (offset, record) in records.iter().enumerate() {
             let before_tasks = visible(&state);
             let before_snapshot = state.snapshot().connectors;
-            let before_config = state.task_config(&ConnectorTaskId::new("a", 0)).cloned();
+            let before_config = state.task_config(&TaskId::new("a", 0)).cloned();
             state.apply_record(offset as i64, record);
             if let ConfigRecord::Task { id, properties } = record {
                 prop_assert_eq!(visible(&state), before_tasks);
                 prop_assert_eq!(state.snapshot().connectors, before_snapshot);
-                prop_assert_eq!(state.task_config(&ConnectorTaskId::new("a", 0)).cloned(), before_config);
+                prop_assert_eq!(state.task_config(&TaskId::new("a", 0)).cloned(), before_config);
                 prop_assert_eq!(state.pending_task_configs(&id.connector).and_then(|p| p.get(&id.task)), Some(properties));
             }
             if let ConfigRecord::TasksCommit { connector, tasks } = record {
@@ -401,7 +401,7 @@ proptest! {
         prop_assert!(state.pending_task_configs(victim).is_none());
         prop_assert!(state.applied_connector_config(victim).is_none());
         for t in 0..4 {
-            prop_assert_eq!(state.task_config(&ConnectorTaskId::new(victim, t)), None);
+            prop_assert_eq!(state.task_config(&TaskId::new(victim, t)), None);
         }
         prop_assert!(!state.snapshot().connectors.contains_key(victim));
         prop_assert_eq!(state.offset(), records.len() as i64 + 1);
@@ -509,9 +509,9 @@ fn connector(c: &str) -> ConfigRecord {
     }
 }
 
-fn task(c: &str, t: i32, v: &str) -> ConfigRecord {
+fn task(c: &str, t: u32, v: &str) -> ConfigRecord {
     ConfigRecord::Task {
-        id: ConnectorTaskId::new(c, t),
+        id: TaskId::new(c, t),
         properties: kv(v),
     }
 }
@@ -540,10 +540,7 @@ fn a_commit_missing_task_configs_makes_the_connector_inconsistent_until_a_comple
     }
     assert!(!state.is_inconsistent("c"));
     assert_eq!(state.snapshot().connectors["c"], 2);
-    assert_eq!(
-        state.task_config(&ConnectorTaskId::new("c", 1)),
-        Some(&kv("b"))
-    );
+    assert_eq!(state.task_config(&TaskId::new("c", 1)), Some(&kv("b")));
     assert_eq!(state.task_config_generation("c"), Some(0));
 }
 
@@ -558,7 +555,7 @@ fn a_deleted_connectors_pending_tasks_are_dropped() {
     ]);
     // Task 0 was written before the deletion: the commit finds it missing.
     assert!(state.is_inconsistent("c"));
-    assert_eq!(state.task_config(&ConnectorTaskId::new("c", 0)), None);
+    assert_eq!(state.task_config(&TaskId::new("c", 0)), None);
 }
 
 #[test]

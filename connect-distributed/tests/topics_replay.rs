@@ -9,7 +9,7 @@
 //! print the same.
 
 mod hex;
-use connect_distributed::protocol::ConnectorTaskId;
+use connect_distributed::protocol::TaskId;
 use connect_distributed::topics::config::Properties;
 use connect_distributed::topics::config_state::ConfigState;
 use hex::hex;
@@ -57,7 +57,7 @@ fn dump(state: &ConfigState) -> Vec<String> {
             k(state.applied_connector_config(c)),
         ));
         for t in 0..4 {
-            if let Some(p) = state.task_config(&ConnectorTaskId::new(c, t)) {
+            if let Some(p) = state.task_config(&TaskId::new(c, t)) {
                 out.push(format!("task {c} {t} {}", k(Some(p))));
             }
         }

@@ -18,6 +18,7 @@ mod error;
 pub mod memory;
 pub mod partitioner;
 pub mod security;
+pub mod time;
 mod types;
 
 pub use acks::{AckFailure, DeliveryWaiter};

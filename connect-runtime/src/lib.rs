@@ -16,6 +16,7 @@ pub mod kafka {
     #[cfg(feature = "rdkafka")]
     pub use connect_rdkafka as rdkafka_adapter;
 }
+pub mod codec;
 pub mod config_store;
 pub mod kafka_log;
 pub mod metrics;
@@ -29,4 +30,5 @@ pub mod source;
 #[cfg(feature = "rest")]
 pub mod standalone;
 pub mod status;
+mod task_loop;
 pub mod worker;

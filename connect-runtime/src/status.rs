@@ -95,13 +95,33 @@ impl TargetState {
     }
 }
 
-/// A task's id: connector name and task number.
+/// A task's id: connector name and task number (Java's `ConnectorTaskId`;
+/// its `toString`, `<connector>-<task>`, is the `Display` form). Both modes
+/// use this one type: the distributed wire formats carry the number as a
+/// signed int and refuse a negative one where they read it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TaskId {
     /// Connector name.
     pub connector: String,
     /// Task number, from 0.
     pub task: u32,
+}
+
+impl TaskId {
+    /// A task id.
+    ///
+    /// ```
+    /// use connect_runtime::status::TaskId;
+    ///
+    /// let id = TaskId::new("jdbc", 3);
+    /// assert_eq!(id.to_string(), "jdbc-3");
+    /// ```
+    pub fn new(connector: impl Into<String>, task: u32) -> Self {
+        TaskId {
+            connector: connector.into(),
+            task,
+        }
+    }
 }
 
 impl fmt::Display for TaskId {

@@ -100,24 +100,11 @@ async fn http_raw(
         .iter()
         .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
     let payload = if chunked {
-        dechunk(payload)
+        connect_test_support::dechunk(payload)
     } else {
         payload.to_string()
     };
     (status, headers, payload)
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = &rest[n + 2..];
-    }
-    out
 }
 
 /// Poll `check` until it holds (30 s deadline).

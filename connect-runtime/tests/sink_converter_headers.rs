@@ -1,6 +1,7 @@
-//! A sink's key and value converters see the consumed record's headers,
-//! as Kafka's do (a converter may read a schema id from them). Before,
-//! the sink loop gave them none while the testkit gave them the headers.
+//! Key and value converters see the record's headers on both paths, as
+//! Kafka's do (a converter may read or write a schema id there). Before,
+//! the sink loop gave them none while the testkit gave them the headers;
+//! now both loops and the testkit run one record codec.
 
 mod common;
 
@@ -11,7 +12,7 @@ use connect_api::{Headers, Result, Schema, Serialized, Value};
 use connect_runtime::converters::StringConverter;
 use connect_runtime::status::TargetState;
 
-/// A string converter that reads values as `<text>|h=<header h>`.
+/// A string converter that reads and writes values as `<text>|h=<header h>`.
 #[derive(Default)]
 struct HeaderEcho(StringConverter);
 
@@ -27,7 +28,11 @@ impl Converter for HeaderEcho {
         value: &Value,
         out: &mut Vec<u8>,
     ) -> Result<Serialized> {
-        self.0.from_connect_data(topic, headers, schema, value, out)
+        let written = self
+            .0
+            .from_connect_data(topic, headers, schema, value, out)?;
+        out.extend_from_slice(format!("|h={}", header_h(headers)).as_bytes());
+        Ok(written)
     }
     fn to_connect_data(
         &mut self,
@@ -36,19 +41,23 @@ impl Converter for HeaderEcho {
         bytes: Option<&[u8]>,
     ) -> Result<SchemaAndValue> {
         let read = self.0.to_connect_data(topic, headers, bytes)?;
-        let h = headers
-            .all_with_name("h")
-            .last()
-            .map_or("none".to_string(), |h| h.value().to_string());
         Ok(SchemaAndValue::new(
             Some(Schema::string()),
-            Value::from(format!("{}|h={h}", read.value)),
+            Value::from(format!("{}|h={}", read.value, header_h(headers))),
         ))
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sink_converters_see_the_records_headers() {
+fn header_h(headers: &Headers) -> String {
+    headers
+        .all_with_name("h")
+        .last()
+        .map_or("none".to_string(), |h| h.value().to_string())
+}
+
+/// Source `value.converter`, sink `value.converter`: the one that reads
+/// the headers is `echo`, the other a plain string converter.
+async fn headers_reach(source_converter: &str, sink_converter: &str) -> Vec<String> {
     let s = setup();
     let h = worker_with_plugins(&s, &[], |plugins| {
         plugins
@@ -62,10 +71,7 @@ async fn sink_converters_see_the_records_headers() {
             ("connector.class", "PassThroughSource"),
             ("count", "3"),
             ("topic", "out"),
-            (
-                "value.converter",
-                "org.apache.kafka.connect.storage.StringConverter",
-            ),
+            ("value.converter", source_converter),
             ("transforms", "tag"),
             ("transforms.tag.type", "InsertHeader"),
             ("transforms.tag.header", "h"),
@@ -80,7 +86,7 @@ async fn sink_converters_see_the_records_headers() {
         props(&[
             ("connector.class", "CollectingSink"),
             ("topics", "out"),
-            ("value.converter", "test.HeaderEcho"),
+            ("value.converter", sink_converter),
         ]),
         TargetState::Started,
     )
@@ -91,9 +97,26 @@ async fn sink_converters_see_the_records_headers() {
     })
     .await;
     let values = s.collected.0.lock().unwrap().clone();
+    h.shutdown().await;
+    values
+}
+
+const STRING: &str = "org.apache.kafka.connect.storage.StringConverter";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn source_converters_see_the_records_headers() {
+    let values = headers_reach("test.HeaderEcho", STRING).await;
     assert!(
         values.iter().all(|v| v.ends_with("|h=tagged")),
-        "the value converter did not see the headers: {values:?}"
+        "the source's value converter did not see the headers: {values:?}"
     );
-    h.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sink_converters_see_the_records_headers() {
+    let values = headers_reach(STRING, "test.HeaderEcho").await;
+    assert!(
+        values.iter().all(|v| v.ends_with("|h=tagged")),
+        "the sink's value converter did not see the headers: {values:?}"
+    );
 }

@@ -508,8 +508,8 @@ async fn retriable_delivery_failures_are_sent_again_in_order() {
 async fn a_task_without_commit_record_still_commits_every_offset() {
     let s = setup();
     let w = worker(&s);
-    // `release.records`: the task's wants_commit_record answers false, so
-    // the worker lets go of each record once sent.
+    // `release.records`: the task's commit_record answers not_implemented,
+    // so the worker lets go of each record once sent.
     w.create_connector(
         "rel-src",
         props(&[

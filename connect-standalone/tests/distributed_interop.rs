@@ -122,25 +122,12 @@ fn http(base: &str, method: &str, path: &str, body: Option<&Json>) -> Option<Rep
         l.starts_with("transfer-encoding:") && l.contains("chunked")
     });
     let text = if chunked {
-        dechunk(rest)
+        connect_test_support::dechunk(rest)
     } else {
         rest.to_string()
     };
     let body = serde_json::from_str(&text).unwrap_or(Json::Null);
     Some(Reply { status, body, text })
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = rest.get(n + 2..).unwrap_or("");
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------

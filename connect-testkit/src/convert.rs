@@ -1,11 +1,9 @@
 //! Key, value and header converters as a connector config names them, to
 //! turn records into the bytes Kafka stores and back.
 
-use connect_api::{
-    ConfigMap, ConnectRecord, Converter, Header, HeaderConverter, Headers, Record, Result,
-    SinkRecord,
-};
-use connect_runtime::converters::{ConverterRegistry, ConverterRole};
+use connect_api::{ConfigMap, ConnectRecord, Record, Result, SinkRecord};
+use connect_runtime::codec::{self, Encoded};
+use connect_runtime::converters::{ConverterRegistry, TaskConverters};
 use connect_runtime::kafka::{ConsumedRecord, OutHeader, TimestampType};
 
 /// Kafka's JSON converter class, the testkit's default key and value converter.
@@ -45,14 +43,20 @@ pub struct SerializedRecord {
 /// assert_eq!(bytes.value.as_deref(), Some(&b"hi"[..]));
 /// ```
 pub struct Converters {
-    key: Box<dyn Converter>,
-    value: Box<dyn Converter>,
-    header: Box<dyn HeaderConverter>,
+    /// The converters, as a task holds them; the runtime's record codec
+    /// runs them, so a test sees what a worker would.
+    converters: TaskConverters,
+    /// Reused from record to record.
+    encoded: Encoded,
 }
 
 impl std::fmt::Debug for Converters {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Converters").finish_non_exhaustive()
+        f.debug_struct("Converters")
+            .field("key", &self.converters.key_class)
+            .field("value", &self.converters.value_class)
+            .field("header", &self.converters.header_class)
+            .finish_non_exhaustive()
     }
 }
 
@@ -78,83 +82,31 @@ impl Converters {
     /// The converters `config` names, looked up in `registry` (register
     /// your own converter there to test it).
     pub fn with_registry(config: &ConfigMap, registry: &ConverterRegistry) -> Result<Self> {
-        let worker = default_worker_config();
         Ok(Converters {
-            key: registry.connector_converter(config, &worker, ConverterRole::Key)?,
-            value: registry.connector_converter(config, &worker, ConverterRole::Value)?,
-            header: registry.connector_header_converter(config, &worker)?,
+            converters: TaskConverters::for_connector(registry, config, &default_worker_config())?,
+            encoded: Encoded::default(),
         })
     }
 
-    /// Serialize `record` as the source path does (headers, key, value).
+    /// Serialize `record` as the source path does (headers, key, value;
+    /// the key and value converters see the headers).
     pub fn serialize(&mut self, record: &Record) -> Result<SerializedRecord> {
-        let topic: &str = &record.topic;
-        let mut headers = Vec::with_capacity(record.headers.len());
-        for h in record.headers.iter() {
-            let bytes = self
-                .header
-                .from_connect_header(topic, h.key(), h.schema(), h.value())?;
-            headers.push((h.key().to_string(), bytes));
-        }
-        let mut key = Vec::new();
-        let key_written = self
-            .key
-            .from_connect_data(
-                topic,
-                &record.headers,
-                record.key_schema.as_ref(),
-                &record.key,
-                &mut key,
-            )
-            .map_err(|e| e.context(format_args!("key converter, topic '{topic}'")))?;
-        let mut value = Vec::new();
-        let value_written = self
-            .value
-            .from_connect_data(
-                topic,
-                &record.headers,
-                record.value_schema.as_ref(),
-                &record.value,
-                &mut value,
-            )
-            .map_err(|e| e.context(format_args!("value converter, topic '{topic}'")))?;
+        self.encoded.encode(&mut self.converters, record)?;
+        let e = &self.encoded;
         Ok(SerializedRecord {
-            topic: topic.to_string(),
+            topic: record.topic.to_string(),
             partition: record.kafka_partition,
-            key: key_written.bytes_or_null(key),
-            value: value_written.bytes_or_null(value),
+            key: e.key().map(<[u8]>::to_vec),
+            value: e.value().map(<[u8]>::to_vec),
             timestamp: record.timestamp,
-            headers,
+            headers: e.headers().to_vec(),
         })
     }
 
-    /// Read a record consumed from Kafka as the sink path does.
+    /// Read a record consumed from Kafka as the sink path does (headers
+    /// first; the key and value converters see them).
     pub fn deserialize(&mut self, consumed: &ConsumedRecord) -> Result<SinkRecord> {
-        let topic: &str = &consumed.topic;
-        let where_ = || format!("{topic}-{}@{}", consumed.partition, consumed.offset);
-        let mut headers = Headers::new();
-        for (k, v) in &consumed.headers {
-            let sv = self
-                .header
-                .to_connect_header(topic, k, v.as_deref())
-                .map_err(|e| e.context(format_args!("header '{k}' of {}", where_())))?;
-            headers.push(Header::new(k.clone(), sv.schema, sv.value));
-        }
-        let key = self
-            .key
-            .to_connect_data(topic, &headers, consumed.key.as_deref())
-            .map_err(|e| e.context(format_args!("key of {}", where_())))?;
-        let value = self
-            .value
-            .to_connect_data(topic, &headers, consumed.value.as_deref())
-            .map_err(|e| e.context(format_args!("value of {}", where_())))?;
-        let mut record = Record::new(consumed.topic.clone(), value.schema, value.value)
-            .with_key(key.schema, key.value)
-            .with_headers(headers);
-        record.timestamp = consumed.timestamp;
-        let mut sink = SinkRecord::new(record, consumed.partition, consumed.offset);
-        sink.timestamp_type = consumed.timestamp_type;
-        Ok(sink)
+        codec::decode(&mut self.converters, consumed)
     }
 
     /// Serialize then deserialize `record`: the data a sink reading the

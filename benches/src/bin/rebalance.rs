@@ -109,24 +109,11 @@ fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Option<(u1
         l.starts_with("transfer-encoding:") && l.contains("chunked")
     });
     let text = if chunked {
-        dechunk(rest)
+        connect_test_support::dechunk(rest)
     } else {
         rest.to_string()
     };
     Some((status, serde_json::from_str(&text).unwrap_or(Value::Null)))
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = rest.get(n + 2..).unwrap_or("");
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------
@@ -209,9 +196,7 @@ impl Drop for Worker {
 }
 
 fn free_port() -> Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
+    Ok(connect_test_support::free_port().ok_or("no free port in 20000-31999")?)
 }
 
 struct Round {

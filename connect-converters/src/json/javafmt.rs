@@ -167,7 +167,7 @@ static ESCAPE: [u8; 256] = {
 /// control characters as upper-case `\u00XX`, characters beyond the Basic
 /// Multilingual Plane as their UTF-16 surrogate pair (`\uD83D\uDE00`, as
 /// Kafka's Jackson writes them); everything else raw UTF-8.
-pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let bytes = s.as_bytes();
     let mut start = 0;
@@ -204,6 +204,46 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// A schemaless JSON value as Kafka's `JsonConverter` (Jackson) writes it:
+/// strings with [`write_str`]'s escapes, floating-point numbers as Java's
+/// `Double.toString`, objects in their map's order.
+pub fn write_value(out: &mut Vec<u8>, v: &serde_json::Value) {
+    use serde_json::Value as J;
+    match v {
+        J::Null => out.extend_from_slice(b"null"),
+        J::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        J::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => write_int(out, i),
+            (None, Some(u), _) => out.extend_from_slice(u.to_string().as_bytes()),
+            (None, None, Some(f)) => write_f64(out, f),
+            _ => out.extend_from_slice(n.to_string().as_bytes()),
+        },
+        J::String(s) => write_str(out, s),
+        J::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item);
+            }
+            out.push(b']');
+        }
+        J::Object(fields) => {
+            out.push(b'{');
+            for (i, (k, item)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, k);
+                out.push(b':');
+                write_value(out, item);
+            }
+            out.push(b'}');
+        }
+    }
 }
 
 #[cfg(test)]

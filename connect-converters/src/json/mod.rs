@@ -10,6 +10,30 @@
 //! bytes, the schema is neither scanned nor parsed again.
 
 mod javafmt;
+
+/// Appends `s` as a JSON string escaped exactly as Kafka's Jackson writes
+/// it, for other writers of Kafka's JSON formats (the distributed worker's
+/// internal topics).
+///
+/// ```
+/// let mut out = Vec::new();
+/// connect_converters::json::write_jackson_string(&mut out, "a\u{1f}\u{1F600}");
+/// assert_eq!(out, br#""a\u001F\uD83D\uDE00""#);
+/// ```
+pub use javafmt::write_str as write_jackson_string;
+
+/// Appends a schemaless JSON value as Kafka's `JsonConverter` writes it
+/// (Jackson's string escapes, Java's `Double.toString` for floating-point
+/// numbers, objects in their map's order): the exact bytes Java's workers
+/// write, e.g. for the offsets topic's keys.
+///
+/// ```
+/// let mut out = Vec::new();
+/// let v = serde_json::json!(["c", {"f": 1e10, "s": "\u{1}"}]);
+/// connect_converters::json::write_jackson_value(&mut out, &v);
+/// assert_eq!(out, br#"["c",{"f":1.0E10,"s":"\u0001"}]"#);
+/// ```
+pub use javafmt::write_value as write_jackson_value;
 mod payload;
 mod read;
 mod schema;

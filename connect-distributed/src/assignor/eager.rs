@@ -51,7 +51,7 @@
 use super::{
     fill, round_members, AssignError, AssignmentRound, ConnectorsAndTasks, Outcome, RoundInput,
 };
-use crate::protocol::{ConnectorTaskId, SubProtocol, CONFIG_MISMATCH, NO_ERROR};
+use crate::protocol::{SubProtocol, TaskId, CONFIG_MISMATCH, NO_ERROR};
 
 /// Computes an eager round: every connector and task of `input.snapshot`
 /// dealt round-robin over the members sorted by id, in version-0
@@ -121,9 +121,8 @@ pub fn assign_eager(input: &RoundInput<'_>) -> Result<AssignmentRound, AssignErr
     }
     for (connector, &count) in &input.snapshot.connectors {
         for task in 0..count {
-            let task = i32::try_from(task).unwrap_or(i32::MAX);
             if let Some(w) = next.next().and_then(|i| work.get_mut(i)) {
-                w.tasks.push(ConnectorTaskId::new(connector.clone(), task));
+                w.tasks.push(TaskId::new(connector.clone(), task));
             }
         }
     }
@@ -223,8 +222,8 @@ mod tests {
         let b = &round.members["b"];
         assert_eq!(a.assigned.connectors, ["x"]);
         assert_eq!(b.assigned.connectors, ["y"]);
-        assert_eq!(a.assigned.tasks, [ConnectorTaskId::new("x", 0)]);
-        assert_eq!(b.assigned.tasks, [ConnectorTaskId::new("y", 0)]);
+        assert_eq!(a.assigned.tasks, [TaskId::new("x", 0)]);
+        assert_eq!(b.assigned.tasks, [TaskId::new("y", 0)]);
         assert_eq!(a.owned, a.assigned);
         assert!(!round.has_revocations());
         assert_eq!(a.assignment.leader, "b");

@@ -24,8 +24,8 @@ use super::conn::Connection;
 use super::error::{ErrorCode, GroupError, WireError};
 use super::wire::{GroupApi, HasErrorCode, Reply};
 use crate::protocol::{
-    join_group_protocols, Assignment, ConnectorAssignment, ConnectorTaskId, SubProtocol,
-    WorkerMetadata, PROTOCOL_TYPE,
+    join_group_protocols, Assignment, ConnectorAssignment, SubProtocol, TaskId, WorkerMetadata,
+    PROTOCOL_TYPE,
 };
 
 /// An error from a [`GroupHandler`].
@@ -167,6 +167,15 @@ pub enum GroupEvent {
     /// Something failed and is being retried (coordinator unreachable, a
     /// broker error, an assignment that does not decode...). Informative.
     Error(GroupError),
+    /// The member left the group as [`GroupMember::leave_for`] asked and
+    /// joins again, as a new member, after `backoff` (or sooner, when
+    /// [`GroupMember::request_rejoin`] asks). A `Joined` that arrives
+    /// between the request and this event belongs to the membership the
+    /// worker gave up: ignore it.
+    Left {
+        /// How long the member stays out.
+        backoff: Duration,
+    },
     /// The member has stopped: after [`GroupMember::leave`] (no error), or
     /// because retrying cannot help (the error). The last event.
     Stopped {
@@ -217,6 +226,11 @@ const WATCHDOG_TICK: Duration = Duration::from_millis(50);
 enum Command {
     Rejoin(String),
     Leave,
+    /// Leave the group, stay out for the backoff, then join again.
+    LeaveFor {
+        reason: String,
+        backoff: Duration,
+    },
 }
 
 enum Signal {
@@ -310,25 +324,18 @@ impl Drop for AbortOnDrop {
 
 /// Exponential backoff with ±20 % jitter (Java's `ExponentialBackoff` for
 /// `retry.backoff.ms` .. `retry.backoff.max.ms`).
-struct Backoff {
-    base: Duration,
-    max: Duration,
+/// The member's retry backoff (`retry.backoff.ms` doubling up to
+/// `retry.backoff.max.ms`, jittered), counting its own attempts.
+struct Retries {
+    delays: connect_runtime::kafka::time::Backoff,
     attempts: u32,
-    seed: u64,
 }
 
-impl Backoff {
-    fn new(base: Duration, max: Duration) -> Backoff {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0x9E37_79B9_7F4A_7C15)
-            | 1;
-        Backoff {
-            base,
-            max: max.max(base),
+impl Retries {
+    fn new(base: Duration, max: Duration) -> Retries {
+        Retries {
+            delays: connect_runtime::kafka::time::Backoff::new(base, max),
             attempts: 0,
-            seed,
         }
     }
 
@@ -337,17 +344,9 @@ impl Backoff {
     }
 
     fn delay(&mut self) -> Duration {
-        let exp = self
-            .base
-            .saturating_mul(2u32.saturating_pow(self.attempts.min(20)));
+        let d = self.delays.jittered(self.attempts);
         self.attempts = self.attempts.saturating_add(1);
-        let d = exp.min(self.max);
-        // xorshift64: jitter only, no need for a real generator.
-        self.seed ^= self.seed << 13;
-        self.seed ^= self.seed >> 7;
-        self.seed ^= self.seed << 17;
-        let factor = 0.8 + (self.seed % 1000) as f64 / 2500.0;
-        d.mul_f64(factor)
+        d
     }
 }
 
@@ -447,7 +446,7 @@ impl GroupMember {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let (commands_tx, commands_rx) = mpsc::unbounded_channel();
         let (signals_tx, signals_rx) = mpsc::unbounded_channel();
-        let backoff = Backoff::new(config.retry_backoff, config.retry_backoff_max);
+        let backoff = Retries::new(config.retry_backoff, config.retry_backoff_max);
         let shared = Arc::new(Shared {
             config,
             events: events_tx,
@@ -483,6 +482,7 @@ impl GroupMember {
             need_join: true,
             backoff,
             last_completed_generation: -1,
+            leave_for: None,
             _tasks: [heartbeat, watchdog],
         };
         let task = tokio::spawn(runner.run());
@@ -500,6 +500,21 @@ impl GroupMember {
     /// config changed). A round already under way counts.
     pub fn request_rejoin(&self, reason: impl Into<String>) {
         let _ = self.commands.send(Command::Rejoin(reason.into()));
+    }
+
+    /// Leaves the group (LeaveGroup with `reason`) without stopping: the
+    /// member stays out for `backoff`, or until
+    /// [`request_rejoin`](Self::request_rejoin) asks sooner, then joins
+    /// again as a new member; [`GroupEvent::Left`] marks the moment it is
+    /// out. This is Java's `maybeLeaveGroup` followed by a backoff: a
+    /// worker that cannot follow the config topic drops out rather than
+    /// block every round with a config mismatch. **Stop all work first**:
+    /// once out, the group gives it to others.
+    pub fn leave_for(&self, reason: impl Into<String>, backoff: Duration) {
+        let _ = self.commands.send(Command::LeaveFor {
+            reason: reason.into(),
+            backoff,
+        });
     }
 
     /// The member's current state.
@@ -575,7 +590,7 @@ async fn watchdog_loop(shared: Arc<Shared>, signals: mpsc::UnboundedSender<Signa
 async fn heartbeat_loop(shared: Arc<Shared>, signals: mpsc::UnboundedSender<Signal>) {
     let config = &shared.config;
     let tick = Duration::from_millis(20).min(config.heartbeat_interval);
-    let mut backoff = Backoff::new(config.retry_backoff, config.retry_backoff_max);
+    let mut backoff = Retries::new(config.retry_backoff, config.retry_backoff_max);
     let mut conn: Option<(u64, Connection)> = None;
     let mut next = Instant::now() + config.heartbeat_interval;
     loop {
@@ -790,8 +805,11 @@ struct Runner {
     signals: mpsc::UnboundedReceiver<Signal>,
     conn: Option<Connection>,
     need_join: bool,
-    backoff: Backoff,
+    backoff: Retries,
     last_completed_generation: i32,
+    /// A [`Command::LeaveFor`] that came while a round or a pause was under
+    /// way: acted on as soon as the loop is free.
+    leave_for: Option<(String, Duration)>,
     _tasks: [AbortOnDrop; 2],
 }
 
@@ -808,6 +826,12 @@ impl Runner {
 
     async fn run_loop(&mut self) -> Result<(), GroupError> {
         loop {
+            if let Some((reason, backoff)) = self.leave_for.take() {
+                if self.stay_out(&reason, backoff).await {
+                    return self.leave().await;
+                }
+                continue;
+            }
             if self.shared.unreachable() {
                 if self.pause(WATCHDOG_TICK).await {
                     return self.leave().await;
@@ -865,11 +889,39 @@ impl Runner {
             tokio::select! {
                 command = self.commands.recv() => match command {
                     Some(Command::Rejoin(reason)) => self.start_rejoin(RebalanceReason::Requested(reason)),
+                    Some(Command::LeaveFor { reason, backoff }) => self.leave_for = Some((reason, backoff)),
                     None | Some(Command::Leave) => return self.leave().await,
                 },
                 Some(signal) = self.signals.recv() => self.on_signal(signal),
             }
         }
+    }
+
+    /// LeaveGroup, then out of the group for `backoff` or until a rejoin
+    /// is asked for; true when the member is to stop for good.
+    async fn stay_out(&mut self, reason: &str, backoff: Duration) -> bool {
+        self.leave_group(reason).await;
+        self.shared.emit(GroupEvent::Left { backoff });
+        tracing::warn!(group = %self.shared.config.group_id, reason, ?backoff, "left the group; joining again after the backoff");
+        let sleep = tokio::time::sleep(backoff);
+        tokio::pin!(sleep);
+        let reason = loop {
+            tokio::select! {
+                _ = &mut sleep => break "the backoff after leaving the group passed".to_string(),
+                command = self.commands.recv() => match command {
+                    Some(Command::Rejoin(reason)) => break reason,
+                    // Already out: a later request restarts nothing.
+                    Some(Command::LeaveFor { .. }) => {}
+                    None | Some(Command::Leave) => return true,
+                },
+                // Signals name an old generation or coordinator: nothing
+                // to act on while out.
+                Some(_) = self.signals.recv() => {}
+            }
+        };
+        self.need_join = false;
+        self.start_rejoin(RebalanceReason::Requested(reason));
+        false
     }
 
     /// Waits `d` while serving commands and signals; true when leaving.
@@ -881,6 +933,7 @@ impl Runner {
                 _ = &mut sleep => return false,
                 command = self.commands.recv() => match command {
                     Some(Command::Rejoin(reason)) => self.start_rejoin(RebalanceReason::Requested(reason)),
+                    Some(Command::LeaveFor { reason, backoff }) => self.leave_for = Some((reason, backoff)),
                     None | Some(Command::Leave) => return true,
                 },
                 Some(signal) = self.signals.recv() => self.on_signal(signal),
@@ -1003,6 +1056,7 @@ impl Runner {
                 });
             };
             let commands = &mut self.commands;
+            let leave_for = &mut self.leave_for;
             let fut = conn.send::<Req, Resp>(api, request, timeout);
             tokio::pin!(fut);
             loop {
@@ -1011,6 +1065,8 @@ impl Runner {
                     command = commands.recv() => match command {
                         // A round is under way: it serves the request.
                         Some(Command::Rejoin(_)) => {}
+                        // Once the round is over.
+                        Some(Command::LeaveFor { reason, backoff }) => *leave_for = Some((reason, backoff)),
                         None | Some(Command::Leave) => break None,
                     },
                 }
@@ -1238,8 +1294,15 @@ impl Runner {
         }
     }
 
-    /// LeaveGroup (best effort, bounded), then the member is out.
+    /// LeaveGroup (best effort, bounded), then the member is out and stops.
     async fn leave(&mut self) -> Result<(), GroupError> {
+        self.leave_group("the worker is stopping").await;
+        Ok(())
+    }
+
+    /// LeaveGroup (best effort, bounded, with `reason` where the broker
+    /// takes one): the member is out; it joins again as a new member.
+    async fn leave_group(&mut self, reason: &str) {
         let (member_id, coordinator) = {
             let mut st = self.shared.lock();
             st.phase = MemberPhase::Unjoined;
@@ -1247,7 +1310,7 @@ impl Runner {
             (std::mem::take(&mut st.member_id), st.coordinator.clone())
         };
         if member_id.is_empty() {
-            return Ok(());
+            return;
         }
         let config = self.shared.config.clone();
         let deadline = Instant::now() + LEAVE_TIMEOUT;
@@ -1272,8 +1335,7 @@ impl Runner {
                 let mut member =
                     MemberIdentity::default().with_member_id(StrBytes::from_string(member_id.clone()));
                 if version >= 5 {
-                    member = member
-                        .with_reason(Some(StrBytes::from_static_str("the worker is stopping")));
+                    member = member.with_reason(Some(StrBytes::from_string(reason.to_string())));
                 }
                 request = request.with_members(vec![member]);
             } else {
@@ -1290,7 +1352,6 @@ impl Runner {
             tracing::debug!(group = %config.group_id, "LeaveGroup timed out");
         }
         self.shared.lock().generation = -1;
-        Ok(())
     }
 }
 
@@ -1303,9 +1364,9 @@ fn millis_i32(d: Duration) -> i32 {
 /// assigned, with the received header, revocations and delay.
 fn merge(previous: Option<&Assignment>, received: &Assignment) -> Assignment {
     let revoked_connectors: BTreeSet<&str> = received.revoked_connectors().into_iter().collect();
-    let revoked_tasks: BTreeSet<ConnectorTaskId> = received.revoked_tasks().into_iter().collect();
+    let revoked_tasks: BTreeSet<TaskId> = received.revoked_tasks().into_iter().collect();
     let mut connectors: Vec<String> = Vec::new();
-    let mut tasks: Vec<ConnectorTaskId> = Vec::new();
+    let mut tasks: Vec<TaskId> = Vec::new();
     let mut seen_connectors = BTreeSet::new();
     let mut seen_tasks = BTreeSet::new();
     let mut add = |a: &Assignment, filter: bool| {
@@ -1362,14 +1423,14 @@ mod tests {
         let received = assignment(&[("c", &[-1])], &[("a", &[1]), ("b", &[0])]);
         let owned = merge(Some(&before), &received);
         assert_eq!(owned.connectors(), ["c", "a"]);
-        assert_eq!(owned.tasks(), [ConnectorTaskId::new("a", 0)]);
+        assert_eq!(owned.tasks(), [TaskId::new("a", 0)]);
         assert_eq!(owned.revoked, received.revoked);
         assert_eq!(merge(None, &received).connectors(), ["c"]);
     }
 
     #[test]
     fn backoff_grows_to_the_cap_with_jitter() {
-        let mut b = Backoff::new(Duration::from_millis(100), Duration::from_millis(1000));
+        let mut b = Retries::new(Duration::from_millis(100), Duration::from_millis(1000));
         let first = b.delay();
         assert!(first >= Duration::from_millis(80) && first <= Duration::from_millis(120));
         for _ in 0..10 {

@@ -22,7 +22,7 @@ use tokio::time::Instant;
 
 use super::{now_ms, properties_to_map, Shared};
 use crate::group::{GroupEvent, GroupMember, Joined};
-use crate::protocol::{ConnectorTaskId, SubProtocol};
+use crate::protocol::SubProtocol;
 use crate::stores::RestartRequest;
 use crate::topics::config::{ConfigRecord, TargetState};
 use crate::topics::config_state::ConfigState;
@@ -39,7 +39,7 @@ pub(super) type Barrier = oneshot::Sender<()>;
 #[derive(Default)]
 struct Started {
     connectors: BTreeMap<String, StartedConnector>,
-    tasks: BTreeMap<ConnectorTaskId, TaskConfigs>,
+    tasks: BTreeMap<TaskId, TaskConfigs>,
     /// The target each connector's units run under.
     targets: BTreeMap<String, TargetState>,
 }
@@ -81,7 +81,7 @@ enum Answered {
 #[derive(Default)]
 struct Owned {
     connectors: BTreeSet<String>,
-    tasks: BTreeSet<ConnectorTaskId>,
+    tasks: BTreeSet<TaskId>,
 }
 
 /// What of a connector's tasks the config topic holds: a change means the
@@ -122,6 +122,9 @@ pub(super) struct Engine {
     /// `stopReconfiguredTasks`, review F7).
     held: BTreeSet<String>,
     restarts: broadcast::Receiver<RestartRequest>,
+    /// Asked the member to leave the group and not yet told it is out:
+    /// assignments of the membership given up are ignored (review F10).
+    leaving: bool,
     answers: mpsc::UnboundedReceiver<Answer>,
     answer_to: mpsc::UnboundedSender<Answer>,
     /// Calls into connector instances in flight, by connector: cancelled
@@ -161,6 +164,7 @@ impl Engine {
             layout: BTreeMap::new(),
             held: BTreeSet::new(),
             restarts,
+            leaving: false,
         }
     }
 
@@ -276,7 +280,14 @@ impl Engine {
 
     async fn on_group(&mut self, event: GroupEvent) {
         match event {
+            GroupEvent::Joined(_) if self.leaving => {
+                tracing::debug!("ignoring an assignment of the membership this worker is leaving");
+            }
             GroupEvent::Joined(joined) => self.on_joined(*joined).await,
+            GroupEvent::Left { backoff } => {
+                self.leaving = false;
+                tracing::info!(?backoff, "out of the group; joining again after worker.unsync.backoff.ms or once caught up");
+            }
             GroupEvent::Fenced {
                 since_last_heartbeat,
             } => {
@@ -304,13 +315,36 @@ impl Engine {
     async fn on_joined(&mut self, j: Joined) {
         let configs = self.shared.configs.clone();
         if j.received.failed() {
+            // Java's case 1a: a member's config snapshot differs from the
+            // leader's. Read to the end and try again; a worker that cannot
+            // read it in `worker.sync.timeout.ms` blocks every round (as
+            // leader, each ends in the same mismatch), so it drops out of
+            // the group for a while instead (review F10).
             tracing::info!(
                 "the leader's config snapshot differs from the group's; reading the config topic and rejoining"
             );
-            if let Err(e) = configs.read_to_end().await {
+            let sync = self.shared.settings.worker_sync_timeout;
+            let read = match tokio::time::timeout(sync, configs.read_to_end()).await {
+                Ok(read) => read,
+                Err(_) => Err(connect_api::ConnectError::other(
+                    "no read to the end within worker.sync.timeout.ms",
+                )),
+            };
+            if let Err(e) = &read {
                 tracing::warn!(error = %e, "reading the config topic failed");
             }
-            self.request_rejoin("config mismatch");
+            // The mismatch names the highest offset a member has read: the
+            // leader must get there or its next round fails the same way.
+            let caught_up = configs.state().offset() >= j.received.config_offset;
+            if j.is_leader && (read.is_err() || !caught_up) {
+                self.leave_for_a_while(
+                    "as leader, could not read the config topic as far as other workers have",
+                    j.received.config_offset,
+                )
+                .await;
+            } else {
+                self.request_rejoin("config mismatch");
+            }
             return;
         }
         // Act on the snapshot the assignment was computed from, or a newer one.
@@ -392,7 +426,7 @@ impl Engine {
         let want = j.received.config_offset;
         let rounds = self.behind.map_or(0, |(_, rounds)| rounds) + 1;
         self.behind = Some((want, rounds));
-        let still: BTreeSet<ConnectorTaskId> = j.owned.tasks().into_iter().collect();
+        let still: BTreeSet<TaskId> = j.owned.tasks().into_iter().collect();
         let connectors: BTreeSet<&str> = j.owned.connectors().into_iter().collect();
         self.owned
             .connectors
@@ -404,10 +438,38 @@ impl Engine {
                 "could not catch up with the config topic in worker.sync.timeout.ms; revoked work stopped, rejoining");
             self.request_rejoin("behind the config topic");
         } else {
-            let backoff = self.shared.settings.worker_unsync_backoff;
-            tracing::warn!(have, want, rounds, ?backoff,
-                "still behind the config topic; revoked work stopped, rejoining after worker.unsync.backoff.ms or once caught up");
-            self.rejoin_at = Some(Instant::now() + backoff);
+            tracing::warn!(have, want, rounds, "still behind the config topic");
+            self.leave_for_a_while("behind the config topic", want)
+                .await;
+        }
+    }
+
+    /// Java's `maybeLeaveGroup` and `backoff(worker.unsync.backoff.ms)`:
+    /// stop every unit here, then leave the group, so the others can run
+    /// the work and finish their rounds while this worker cannot follow
+    /// the config topic. It joins again after the backoff, or sooner once
+    /// its reader reaches `want` (`on_config`). Unlike Java, nothing keeps
+    /// running while out of the group: out means released (review F10).
+    async fn leave_for_a_while(&mut self, why: &str, want: i64) {
+        let backoff = self.shared.settings.worker_unsync_backoff;
+        tracing::warn!(
+            why,
+            ?backoff,
+            "stopping all work and leaving the group for worker.unsync.backoff.ms"
+        );
+        self.owned = Default::default();
+        // Joining again as soon as the reader gets there.
+        self.behind = Some((want, 1));
+        self.rejoin_at = None;
+        self.shared.set_view(|v| {
+            v.leader_url = None;
+            v.is_leader = false;
+            v.rebalancing = true;
+        });
+        self.stop_all().await;
+        if let Some(member) = &self.member {
+            self.leaving = true;
+            member.leave_for(why, backoff);
         }
     }
 
@@ -496,7 +558,7 @@ impl Engine {
             }
         }
         // Tasks.
-        let wanted: BTreeMap<ConnectorTaskId, TaskConfigs> = self
+        let wanted: BTreeMap<TaskId, TaskConfigs> = self
             .owned
             .tasks
             .iter()
@@ -511,7 +573,9 @@ impl Engine {
                 // Only tasks of the last consistent commit: a config of a
                 // task beyond the current count stays in the state, but
                 // that task no longer exists (review F7).
-                if state.is_inconsistent(name) || id.task >= state.task_count(name).unwrap_or(0) {
+                if state.is_inconsistent(name)
+                    || i64::from(id.task) >= i64::from(state.task_count(name).unwrap_or(0))
+                {
                     return None;
                 }
                 let task = state.task_config(id)?;
@@ -534,14 +598,12 @@ impl Engine {
             .tasks
             .iter()
             .filter(|(id, configs)| wanted.get(*id) != Some(*configs))
-            .map(|(id, _)| runtime_task(id))
+            .map(|(id, _)| id.clone())
             .collect();
         if !stale.is_empty() {
             self.worker().stop_tasks(&stale).await;
             for id in &stale {
-                self.started
-                    .tasks
-                    .remove(&ConnectorTaskId::new(&id.connector, id.task as i32));
+                self.started.tasks.remove(id);
             }
         }
         for (id, configs) in wanted {
@@ -555,7 +617,7 @@ impl Engine {
                 .worker()
                 .start_task(
                     &id.connector,
-                    id.task as u32,
+                    id.task,
                     configs.connector.clone(),
                     &configs.task,
                     target,
@@ -766,17 +828,15 @@ impl Engine {
                 }
             }
             if r.include_tasks {
-                let restart: Vec<ConnectorTaskId> = self
+                let restart: Vec<TaskId> = self
                     .started
                     .tasks
                     .keys()
                     .filter(|id| id.connector == r.connector)
-                    .filter(|id| {
-                        !r.only_failed || status.task(&runtime_task(id)).0 == State::Failed
-                    })
+                    .filter(|id| !r.only_failed || status.task(id).0 == State::Failed)
                     .cloned()
                     .collect();
-                let ids: Vec<TaskId> = restart.iter().map(runtime_task).collect();
+                let ids: Vec<TaskId> = restart.to_vec();
                 for id in &ids {
                     status.task_state(id, State::Restarting, None);
                 }
@@ -824,7 +884,7 @@ impl Engine {
     }
 
     async fn stop_all(&mut self) {
-        let tasks: Vec<TaskId> = self.started.tasks.keys().map(runtime_task).collect();
+        let tasks: Vec<TaskId> = self.started.tasks.keys().cloned().collect();
         self.worker().stop_tasks(&tasks).await;
         for call in std::mem::take(&mut self.calls).into_values().flatten() {
             call.abort();
@@ -860,13 +920,6 @@ pub(super) fn committed_task_configs(state: &ConfigState, name: &str) -> Option<
         .iter()
         .map(|id| state.task_config(id).map(properties_to_map))
         .collect()
-}
-
-fn runtime_task(id: &ConnectorTaskId) -> TaskId {
-    TaskId {
-        connector: id.connector.clone(),
-        task: id.task.max(0) as u32,
-    }
 }
 
 /// The member left the group for good: the worker ends

@@ -31,7 +31,7 @@ pub mod internal;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use connect_api::config::{ConfigMap, ConfigReport};
@@ -52,7 +52,7 @@ pub use config::{DistributedConfig, TopicSettings};
 
 use crate::assignor::{assign, assign_eager, AssignorState, Member, RoundInput};
 use crate::group::{GroupHandler, GroupMember, HandlerError, LeaderRound, WorkerState};
-use crate::protocol::{ConnectorTaskId, SubProtocol};
+use crate::protocol::{SubProtocol, TaskId};
 use crate::stores::{KafkaConfigLog, KafkaStatusStore, RestartRequest};
 use crate::topics::config::{ConfigKey, ConfigRecord, Properties, SessionKey, TargetState};
 use crate::topics::config_state::ConfigState;
@@ -101,7 +101,7 @@ pub trait StatusTopic: StatusStore + 'static {
     /// The stored status of connector `name`, from whichever worker.
     fn connector_status(&self, name: &str) -> Option<Status>;
     /// The stored status of a task.
-    fn task_status(&self, id: &ConnectorTaskId) -> Option<Status>;
+    fn task_status(&self, id: &TaskId) -> Option<Status>;
     /// The plugin version this worker writes into the statuses of
     /// `connector` and its tasks (Java's records carry it; its REST shows
     /// the record's, null when absent).
@@ -115,7 +115,7 @@ impl StatusTopic for KafkaStatusStore {
     fn connector_status(&self, name: &str) -> Option<Status> {
         KafkaStatusStore::connector_status(self, name)
     }
-    fn task_status(&self, id: &ConnectorTaskId) -> Option<Status> {
+    fn task_status(&self, id: &TaskId) -> Option<Status> {
         KafkaStatusStore::task_status(self, id)
     }
     fn set_version(&self, connector: &str, version: Option<String>) {
@@ -214,7 +214,7 @@ impl Shared {
             .iter()
             .enumerate()
             .map(|(i, c)| ConfigRecord::Task {
-                id: ConnectorTaskId::new(name, i as i32),
+                id: TaskId::new(name, u32::try_from(i).unwrap_or(u32::MAX)),
                 properties: map_to_properties(c),
             })
             .collect();
@@ -465,20 +465,13 @@ impl DistributedHerder {
     /// assignment); `false` when it does not run here.
     async fn restart_if_here(&self, name: &str, task: u32) -> Result<bool> {
         let state = self.exists(name)?;
-        let id = ConnectorTaskId::new(name, task as i32);
+        let id = TaskId::new(name, task);
         let Some(task_config) = state.task_config(&id).map(properties_to_map) else {
             return Err(ConnectError::not_found(format!(
                 "Task {name}-{task} not found"
             )));
         };
-        let runtime_id = runtime_task_id(name, task);
-        let runs_here = self
-            .shared
-            .worker
-            .running_units()
-            .await
-            .tasks
-            .contains(&runtime_id);
+        let runs_here = self.shared.worker.running_units().await.tasks.contains(&id);
         if !runs_here {
             return Ok(false);
         }
@@ -487,9 +480,7 @@ impl DistributedHerder {
             .map(properties_to_map)
             .unwrap_or_default();
         let target = state.target_state(name).unwrap_or(TargetState::Started);
-        self.shared
-            .status
-            .task_state(&runtime_id, State::Restarting, None);
+        self.shared.status.task_state(&id, State::Restarting, None);
         self.shared
             .worker
             .start_task(name, task, connector, &task_config, target)
@@ -573,7 +564,7 @@ impl DistributedHerder {
             .into_iter()
             .map(|id| TaskRef {
                 connector: name.to_string(),
-                task: id.task.max(0) as u32,
+                task: id.task,
             })
             .collect();
         Ok(ConnectorInfo {
@@ -766,7 +757,7 @@ impl Herder for DistributedHerder {
             .filter_map(|id| {
                 let status = self.shared.status.task_status(&id)?;
                 Some(TaskStateInfo {
-                    id: id.task.max(0) as u32,
+                    id: id.task,
                     state: self.state_info(Some(status), &version),
                 })
             })
@@ -842,7 +833,7 @@ impl Herder for DistributedHerder {
         // owner comes from the status topic, which names workers by their
         // advertised address, as this worker's own URL does: a stale status
         // naming this worker is a 409, never a request to itself.
-        let id = ConnectorTaskId::new(name, task as i32);
+        let id = TaskId::new(name, task);
         let owner = self
             .shared
             .status
@@ -1006,12 +997,7 @@ fn not_found(name: &str) -> ConnectError {
     ConnectError::not_found(format!("Connector {name} not found"))
 }
 
-pub(super) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+pub(super) use connect_runtime::kafka::time::now_ms;
 
 /// A connector name as one URL path segment.
 /// A task restart for a task this worker does not run (and may not pass
@@ -1074,11 +1060,4 @@ async fn supervise(engine: tokio::task::JoinHandle<()>, shared: Arc<Shared>) {
         "the herder loop ended unexpectedly; stopping every connector and task of this worker");
     shared.worker.shutdown().await;
     shared.set_left();
-}
-
-fn runtime_task_id(name: &str, task: u32) -> connect_runtime::status::TaskId {
-    connect_runtime::status::TaskId {
-        connector: name.to_string(),
-        task,
-    }
 }

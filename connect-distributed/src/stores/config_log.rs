@@ -6,9 +6,9 @@ use std::time::Duration;
 use connect_api::{ConnectError, Result};
 use connect_runtime::kafka::{ClientConfig, ConsumedRecord, KafkaCluster};
 use connect_runtime::kafka_log::{KafkaLog, LogSpec, PendingWrite};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{broadcast, watch, Mutex};
 
-use crate::protocol::ConnectorTaskId;
+use crate::protocol::TaskId;
 use crate::topics::config::{ConfigKey, ConfigRecord, Properties, SessionKey, TargetState};
 use crate::topics::config_state::ConfigState;
 
@@ -55,6 +55,14 @@ pub struct KafkaConfigLog {
     state: Arc<RwLock<ConfigState>>,
     changes: watch::Receiver<i64>,
     restarts: broadcast::Sender<RestartRequest>,
+    /// Held while one write enqueues its records, so the records of two
+    /// writes never interleave: `task-0(A) task-0(B) commit(A) commit(B)`
+    /// would leave `commit(B)` without its task records, and the connector
+    /// inconsistent until it is reconfigured. Java gets this for free by
+    /// writing from its one herder thread; here REST handlers and the herder
+    /// write from different tasks. Only the enqueueing is serialised: the
+    /// acknowledgements are awaited outside, so writes still pipeline.
+    enqueue: Mutex<()>,
 }
 
 impl std::fmt::Debug for KafkaConfigLog {
@@ -146,6 +154,7 @@ impl KafkaConfigLog {
             state,
             changes,
             restarts,
+            enqueue: Mutex::new(()),
         })
     }
 
@@ -214,10 +223,10 @@ impl KafkaConfigLog {
         let count = i32::try_from(tasks.len()).map_err(|_| {
             ConnectError::other(format!("connector '{connector}' has too many tasks"))
         })?;
-        let mut records: Vec<ConfigRecord> = (0..count)
+        let mut records: Vec<ConfigRecord> = (0..count.unsigned_abs())
             .zip(tasks)
             .map(|(n, properties)| ConfigRecord::Task {
-                id: ConnectorTaskId::new(connector, n),
+                id: TaskId::new(connector, n),
                 properties,
             })
             .collect();
@@ -247,13 +256,16 @@ impl KafkaConfigLog {
     /// the topic to its end so the caller's next read sees them applied.
     pub async fn write(&self, records: &[ConfigRecord]) -> Result<()> {
         let mut pending: Vec<PendingWrite> = Vec::with_capacity(records.len());
-        for record in records {
-            let (key, value) = record.encode();
-            pending.push(
-                self.log
-                    .enqueue(Some(key.as_bytes()), value.as_deref(), Some(0))
-                    .await?,
-            );
+        {
+            let _contiguous = self.enqueue.lock().await;
+            for record in records {
+                let (key, value) = record.encode();
+                pending.push(
+                    self.log
+                        .enqueue(Some(key.as_bytes()), value.as_deref(), Some(0))
+                        .await?,
+                );
+            }
         }
         for p in pending {
             p.wait().await?;
@@ -323,7 +335,7 @@ mod tests {
             );
             assert_eq!(state.target_state("files"), Some(TargetState::Paused));
             assert_eq!(
-                state.task_config(&ConnectorTaskId::new("files", 1)),
+                state.task_config(&TaskId::new("files", 1)),
                 Some(&props(&[("file", "b")]))
             );
             assert!(!state.is_inconsistent("files"));
@@ -361,6 +373,60 @@ mod tests {
         second.read_to_end().await.unwrap();
         assert_eq!(restarts.try_recv().unwrap(), request);
         assert_eq!(second.state().session_key(), Some(&key));
+    }
+
+    /// Review F13: REST handlers and the herder write task configs from
+    /// different tasks. Without serialised writes, two writers' records
+    /// interleave (`task-0(A) task-0(B) commit(A) commit(B)`), `commit(B)`
+    /// finds no task records of its own and the connector turns
+    /// inconsistent: no tasks until it is reconfigured.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_task_config_writes_never_interleave() {
+        const WRITERS: usize = 4;
+        const TASKS: usize = 3;
+        let kafka = MemoryKafka::new();
+        let log = Arc::new(open(&kafka).await);
+        log.put_connector_config("files", &props(&[("connector.class", "FileStreamSource")]))
+            .await
+            .unwrap();
+        for round in 0..200 {
+            let writes: Vec<_> = (0..WRITERS)
+                .map(|writer| {
+                    let log = Arc::clone(&log);
+                    tokio::spawn(async move {
+                        let tasks = (0..TASKS)
+                            .map(|t| {
+                                props(&[("writer", &writer.to_string()), ("task", &t.to_string())])
+                            })
+                            .collect();
+                        log.put_task_configs("files", tasks).await
+                    })
+                })
+                .collect();
+            for w in writes {
+                w.await.unwrap().unwrap();
+            }
+            let state = log.state();
+            assert!(
+                !state.is_inconsistent("files"),
+                "round {round}: the connector turned inconsistent"
+            );
+            let writers: std::collections::BTreeSet<_> = state
+                .tasks("files")
+                .iter()
+                .map(|id| {
+                    state
+                        .task_config(id)
+                        .and_then(|p| p.get("writer").cloned().flatten())
+                })
+                .collect();
+            assert_eq!(
+                writers.len(),
+                1,
+                "round {round}: tasks from several writers: {writers:?}"
+            );
+            assert_eq!(state.tasks("files").len(), TASKS, "round {round}");
+        }
     }
 
     #[tokio::test(start_paused = true)]

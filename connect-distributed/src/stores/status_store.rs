@@ -3,14 +3,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use connect_api::Result;
 use connect_runtime::kafka::{ClientConfig, ConsumedRecord, KafkaCluster};
 use connect_runtime::kafka_log::{KafkaLog, LogSpec};
 use connect_runtime::status::{StatusListener, StatusStore, TaskId};
 
-use crate::protocol::ConnectorTaskId;
 use crate::topics::status::{
     can_write_safely, should_apply_read_task_status, State, Status, StatusKey, StatusRecord,
     TopicStatus,
@@ -29,7 +28,7 @@ const STATUS_RETRY_BACKOFF: Duration = Duration::from_millis(500);
 #[derive(Debug, Default)]
 struct Cache {
     connectors: HashMap<String, Status>,
-    tasks: HashMap<ConnectorTaskId, Status>,
+    tasks: HashMap<TaskId, Status>,
     /// Per connector: the topics it used.
     topics: HashMap<String, BTreeMap<String, TopicStatus>>,
 }
@@ -120,13 +119,6 @@ fn lock<T>(cache: &Mutex<T>) -> MutexGuard<'_, T> {
     cache.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn task_id(id: &TaskId) -> ConnectorTaskId {
-    ConnectorTaskId::new(
-        id.connector.clone(),
-        i32::try_from(id.task).unwrap_or(i32::MAX),
-    )
-}
-
 fn summary(status: Option<&Status>) -> (State, Option<String>) {
     status.map_or((State::Unassigned, None), |s| {
         // A destroyed status is deleted; Java reports it as unassigned.
@@ -138,11 +130,7 @@ fn summary(status: Option<&Status>) -> (State, Option<String>) {
     })
 }
 
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
+use connect_runtime::kafka::time::now_ms;
 
 impl KafkaStatusStore {
     /// Open the store on `topic` (compacted, created when missing with
@@ -219,12 +207,12 @@ impl KafkaStatusStore {
     }
 
     /// The stored status of task `id`, as read from the topic.
-    pub fn task_status(&self, id: &ConnectorTaskId) -> Option<Status> {
+    pub fn task_status(&self, id: &TaskId) -> Option<Status> {
         lock(&self.cache).tasks.get(id).cloned()
     }
 
     /// The stored statuses of `connector`'s tasks, by task number.
-    pub fn task_statuses(&self, connector: &str) -> BTreeMap<i32, Status> {
+    pub fn task_statuses(&self, connector: &str) -> BTreeMap<u32, Status> {
         lock(&self.cache)
             .tasks
             .iter()
@@ -310,14 +298,17 @@ impl KafkaStatusStore {
 
     fn put_task(&self, id: &TaskId, state: State, trace: Option<String>) {
         let status = self.status(&id.connector, state, trace);
-        let id = task_id(id);
         // Java's herder writes a task leaving this worker (UNASSIGNED)
         // safely: a new owner's status of a later generation stays.
         if state == State::Unassigned {
-            let cached = self.task_status(&id);
-            self.write_safely(StatusRecord::task(id, status.clone()), cached, &status);
+            let cached = self.task_status(id);
+            self.write_safely(
+                StatusRecord::task(id.clone(), status.clone()),
+                cached,
+                &status,
+            );
         } else {
-            self.write(StatusRecord::task(id, status));
+            self.write(StatusRecord::task(id.clone(), status));
         }
     }
 }
@@ -362,13 +353,13 @@ impl StatusStore for KafkaStatusStore {
     }
 
     fn task(&self, id: &TaskId) -> (State, Option<String>) {
-        summary(lock(&self.cache).tasks.get(&task_id(id)))
+        summary(lock(&self.cache).tasks.get(id))
     }
 
     /// Tombstones for the connector's tasks and the connector itself, as
     /// Java's herder writes `DESTROYED` statuses on deletion.
     fn forget(&self, name: &str) {
-        let tasks: Vec<ConnectorTaskId> = lock(&self.cache)
+        let tasks: Vec<TaskId> = lock(&self.cache)
             .tasks
             .keys()
             .filter(|id| id.connector == name)
@@ -445,9 +436,7 @@ mod tests {
             assert_eq!(store.connector("files"), (State::Running, None));
             assert_eq!(store.task(&task(1)), (State::Failed, Some("boom".into())));
             assert_eq!(store.topics("files"), vec!["lines".to_string()]);
-            let status = store
-                .task_status(&ConnectorTaskId::new("files", 0))
-                .unwrap();
+            let status = store.task_status(&TaskId::new("files", 0)).unwrap();
             assert_eq!(
                 (status.worker_id.as_str(), status.generation),
                 ("w1:8083", 3)
@@ -475,7 +464,7 @@ mod tests {
         w1.put_connector("other", State::Running, None);
         w1.read_to_end().await.unwrap();
         let connector = w1.connector_status("files").unwrap();
-        let task = w1.task_status(&ConnectorTaskId::new("files", 0)).unwrap();
+        let task = w1.task_status(&TaskId::new("files", 0)).unwrap();
         assert_eq!(connector.version.as_deref(), Some("4.4.0"));
         assert_eq!(task.version.as_deref(), Some("4.4.0"));
         assert_eq!(w1.connector_status("other").unwrap().version, None);
@@ -502,13 +491,11 @@ mod tests {
         // would), a same-or-older-generation UNASSIGNED over RUNNING is
         // ignored by readers.
         let late = old_owner.status("files", State::Unassigned, None);
-        old_owner.write(StatusRecord::task(ConnectorTaskId::new("files", 0), late));
+        old_owner.write(StatusRecord::task(TaskId::new("files", 0), late));
         old_owner.read_to_end().await.unwrap();
         new_owner.read_to_end().await.unwrap();
         for store in [&old_owner, &new_owner] {
-            let status = store
-                .task_status(&ConnectorTaskId::new("files", 0))
-                .unwrap();
+            let status = store.task_status(&TaskId::new("files", 0)).unwrap();
             assert_eq!(
                 (status.state, status.worker_id.as_str(), status.generation),
                 (State::Running, "w2:8083", 5)

@@ -40,7 +40,7 @@ use serde_json::{Map, Value};
 
 use super::json::{self, Obj};
 use super::{java_split_task_key, key_str, RecordError};
-use crate::protocol::ConnectorTaskId;
+use crate::protocol::TaskId;
 
 /// `target-state-`: a connector's target state.
 pub const TARGET_STATE_PREFIX: &str = "target-state-";
@@ -91,7 +91,7 @@ pub enum ConfigKey {
     /// `connector-<c>`.
     Connector(String),
     /// `task-<c>-<n>`.
-    Task(ConnectorTaskId),
+    Task(TaskId),
     /// `commit-<c>`.
     TasksCommit(String),
     /// `target-state-<c>`.
@@ -127,11 +127,11 @@ impl ConfigKey {
     ///
     /// ```
     /// use connect_distributed::topics::config::ConfigKey;
-    /// use connect_distributed::protocol::ConnectorTaskId;
+    /// use connect_distributed::protocol::TaskId;
     ///
     /// assert_eq!(
     ///     ConfigKey::parse(b"task-my-sink-2")?,
-    ///     ConfigKey::Task(ConnectorTaskId::new("my-sink", 2)),
+    ///     ConfigKey::Task(TaskId::new("my-sink", 2)),
     /// );
     /// assert!(ConfigKey::parse(b"task-x").is_err());
     /// # Ok::<(), connect_distributed::topics::RecordError>(())
@@ -145,7 +145,7 @@ impl ConfigKey {
             Ok(ConfigKey::Connector(own(c)))
         } else if key.starts_with(TASK_PREFIX) {
             match java_split_task_key(key, 1, 3) {
-                Some((connector, task)) => Ok(ConfigKey::Task(ConnectorTaskId { connector, task })),
+                Some((connector, task)) => Ok(ConfigKey::Task(TaskId { connector, task })),
                 None => Err(RecordError::InvalidKey {
                     key: own(key),
                     problem: "a task key must be `task-<connector>-<task number>`",
@@ -200,7 +200,7 @@ pub enum ConfigRecord {
     /// connector's commit arrives.
     Task {
         /// The task.
-        id: ConnectorTaskId,
+        id: TaskId,
         /// Its configuration.
         properties: Properties,
     },

@@ -35,21 +35,21 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::config::{ConfigKey, ConfigRecord, Properties, SessionKey, TargetState};
 use super::{json, RecordError};
 use crate::assignor::ConfigSnapshot;
-use crate::protocol::ConnectorTaskId;
+use crate::protocol::TaskId;
 
 /// The config topic's state after replaying it up to [`ConfigState::offset`].
 ///
 /// ```
 /// use connect_distributed::topics::config::{ConfigRecord, Properties};
 /// use connect_distributed::topics::config_state::ConfigState;
-/// use connect_distributed::protocol::ConnectorTaskId;
+/// use connect_distributed::protocol::TaskId;
 ///
 /// let props = |v: &str| Properties::from([("k".to_string(), Some(v.to_string()))]);
 /// let mut state = ConfigState::new();
 /// let records = [
 ///     ConfigRecord::Connector { connector: "c".into(), properties: props("conn") },
-///     ConfigRecord::Task { id: ConnectorTaskId::new("c", 0), properties: props("t0") },
-///     ConfigRecord::Task { id: ConnectorTaskId::new("c", 1), properties: props("t1") },
+///     ConfigRecord::Task { id: TaskId::new("c", 0), properties: props("t0") },
+///     ConfigRecord::Task { id: TaskId::new("c", 1), properties: props("t1") },
 /// ];
 /// for (offset, record) in records.iter().enumerate() {
 ///     state.apply_record(offset as i64, record);
@@ -59,7 +59,7 @@ use crate::protocol::ConnectorTaskId;
 ///
 /// state.apply_record(3, &ConfigRecord::TasksCommit { connector: "c".into(), tasks: 2 });
 /// assert_eq!(state.tasks("c").len(), 2);
-/// assert_eq!(state.task_config(&ConnectorTaskId::new("c", 1)), Some(&props("t1")));
+/// assert_eq!(state.task_config(&TaskId::new("c", 1)), Some(&props("t1")));
 /// let snapshot = state.snapshot();
 /// assert_eq!((snapshot.offset, snapshot.connectors["c"]), (4, 2));
 /// ```
@@ -69,8 +69,8 @@ pub struct ConfigState {
     session_key: Option<SessionKey>,
     connector_configs: BTreeMap<String, Properties>,
     connector_task_counts: BTreeMap<String, i32>,
-    task_configs: BTreeMap<ConnectorTaskId, Properties>,
-    deferred: BTreeMap<String, BTreeMap<i32, Properties>>,
+    task_configs: BTreeMap<TaskId, Properties>,
+    deferred: BTreeMap<String, BTreeMap<u32, Properties>>,
     inconsistent: BTreeSet<String>,
     target_states: BTreeMap<String, TargetState>,
     task_count_records: BTreeMap<String, i32>,
@@ -201,7 +201,8 @@ impl ConfigState {
             None => tasks <= 0,
             Some(d) => {
                 // Java: a set of at least `tasks` ids containing 0..tasks.
-                (d.len() as i64) >= i64::from(tasks) && (0..tasks).all(|t| d.contains_key(&t))
+                (d.len() as i64) >= i64::from(tasks)
+                    && (0..tasks.max(0).unsigned_abs()).all(|t| d.contains_key(&t))
             }
         };
         if !complete {
@@ -210,7 +211,7 @@ impl ConfigState {
             if let Some(d) = &deferred {
                 for (task, props) in d.iter() {
                     self.task_configs
-                        .insert(ConnectorTaskId::new(connector, *task), props.clone());
+                        .insert(TaskId::new(connector, *task), props.clone());
                 }
                 self.task_config_generations
                     .entry(connector.to_owned())
@@ -265,23 +266,27 @@ impl ConfigState {
 
     /// Java's `ClusterConfigState.tasks`: tasks `0..N` of the last commit,
     /// none while the connector is inconsistent.
-    pub fn tasks(&self, connector: &str) -> Vec<ConnectorTaskId> {
+    pub fn tasks(&self, connector: &str) -> Vec<TaskId> {
         if self.inconsistent.contains(connector) {
             return Vec::new();
         }
-        let n = self.task_count(connector).unwrap_or(0);
-        (0..n).map(|t| ConnectorTaskId::new(connector, t)).collect()
+        let n = self
+            .task_count(connector)
+            .unwrap_or(0)
+            .max(0)
+            .unsigned_abs();
+        (0..n).map(|t| TaskId::new(connector, t)).collect()
     }
 
     /// A committed task config. Like Java, a config stays until its
     /// connector is deleted, even when a later commit has fewer tasks: use
     /// [`ConfigState::tasks`] for the current ones.
-    pub fn task_config(&self, id: &ConnectorTaskId) -> Option<&Properties> {
+    pub fn task_config(&self, id: &TaskId) -> Option<&Properties> {
         self.task_configs.get(id)
     }
 
     /// Task configs read but not committed yet, by task number.
-    pub fn pending_task_configs(&self, connector: &str) -> Option<&BTreeMap<i32, Properties>> {
+    pub fn pending_task_configs(&self, connector: &str) -> Option<&BTreeMap<u32, Properties>> {
         self.deferred.get(connector)
     }
 

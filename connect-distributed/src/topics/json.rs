@@ -6,21 +6,22 @@
 //! upper-case hex digits, characters beyond the Basic Multilingual Plane
 //! as their UTF-16 surrogate pair (`\uD83D\uDE00`: Jackson 2.18+ does not
 //! combine surrogates by default), everything else (including `/`, DEL,
-//! U+2028) as raw UTF-8. `serde_json` differs on both counts, so the writer
-//! is our own.
+//! U+2028) as raw UTF-8. `serde_json` differs on both counts, so strings go
+//! through the JSON converter's writer.
 //!
 //! Reading: `JsonConverter.toConnectData` without schemas, where integral
 //! numbers become `Long` and a JSON `null` becomes a null value. Jackson's
 //! `readTree` stops after the first value and ignores what follows, and so
 //! does [`parse`].
 
+use connect_runtime::converters::json::write_jackson_string;
 use serde_json::{Map, Value};
 
 use super::RecordError;
 
 /// A JSON object being written, field by field.
 pub(super) struct Obj {
-    out: String,
+    out: Vec<u8>,
     first: bool,
 }
 
@@ -28,24 +29,24 @@ impl Obj {
     /// `{`.
     pub(super) fn new() -> Obj {
         Obj {
-            out: String::from("{"),
+            out: b"{".to_vec(),
             first: true,
         }
     }
 
     fn name(&mut self, name: &str) {
         if !self.first {
-            self.out.push(',');
+            self.out.push(b',');
         }
         self.first = false;
-        write_string(&mut self.out, name);
-        self.out.push(':');
+        write_jackson_string(&mut self.out, name);
+        self.out.push(b':');
     }
 
     /// A string field.
     pub(super) fn str(mut self, name: &str, value: &str) -> Obj {
         self.name(name);
-        write_string(&mut self.out, value);
+        write_jackson_string(&mut self.out, value);
         self
     }
 
@@ -54,8 +55,8 @@ impl Obj {
     pub(super) fn opt_str(mut self, name: &str, value: Option<&str>) -> Obj {
         self.name(name);
         match value {
-            Some(v) => write_string(&mut self.out, v),
-            None => self.out.push_str("null"),
+            Some(v) => write_jackson_string(&mut self.out, v),
+            None => self.out.extend_from_slice(b"null"),
         }
         self
     }
@@ -63,62 +64,31 @@ impl Obj {
     /// An integer field.
     pub(super) fn int(mut self, name: &str, value: i64) -> Obj {
         self.name(name);
-        self.out.push_str(&value.to_string());
+        self.out.extend_from_slice(value.to_string().as_bytes());
         self
     }
 
     /// A boolean field.
     pub(super) fn bool(mut self, name: &str, value: bool) -> Obj {
         self.name(name);
-        self.out.push_str(if value { "true" } else { "false" });
+        self.out
+            .extend_from_slice(if value { b"true" } else { b"false" });
         self
     }
 
     /// A field whose value is already JSON.
     pub(super) fn raw(mut self, name: &str, json: &str) -> Obj {
         self.name(name);
-        self.out.push_str(json);
+        self.out.extend_from_slice(json.as_bytes());
         self
     }
 
     /// `}`: the object's text.
     pub(super) fn finish(mut self) -> String {
-        self.out.push('}');
-        self.out
-    }
-}
-
-/// Writes `s` as a JSON string the way Jackson does.
-pub(super) fn write_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\u{c}' => out.push_str("\\f"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 => push_unit(out, c as u16),
-            c if (c as u32) > 0xffff => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    push_unit(out, *unit);
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-/// `\\uXXXX` with upper-case hex digits.
-fn push_unit(out: &mut String, unit: u16) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    out.push_str("\\u");
-    for shift in [12u16, 8, 4, 0] {
-        out.push(char::from(HEX[usize::from((unit >> shift) & 0xf)]));
+        self.out.push(b'}');
+        // Only whole `&str`s and ASCII went in: always UTF-8.
+        String::from_utf8(self.out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 

@@ -147,7 +147,7 @@ fn java_parse_int(s: &str) -> Option<i32> {
 /// `key.split("-")` (which drops trailing empty strings), at least
 /// `min_parts` parts, the last one the task number, the connector the
 /// parts from `skip` up to the last joined with `-`.
-fn java_split_task_key(key: &str, skip: usize, min_parts: usize) -> Option<(String, i32)> {
+fn java_split_task_key(key: &str, skip: usize, min_parts: usize) -> Option<(String, u32)> {
     let mut parts: Vec<&str> = key.split('-').collect();
     while parts.last().is_some_and(|p| p.is_empty()) {
         parts.pop();
@@ -156,7 +156,8 @@ fn java_split_task_key(key: &str, skip: usize, min_parts: usize) -> Option<(Stri
         return None;
     }
     let (last, rest) = parts.split_last()?;
-    let task = java_parse_int(last)?;
+    // A task number is never negative (and cannot be: '-' splits).
+    let task = u32::try_from(java_parse_int(last)?).ok()?;
     let connector = rest.get(skip..)?.join("-");
     Some((connector, task))
 }

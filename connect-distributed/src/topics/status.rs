@@ -36,7 +36,7 @@ use serde_json::{Map, Value};
 
 use super::json::{self, Obj};
 use super::{java_split_task_key, key_str, RecordError};
-use crate::protocol::ConnectorTaskId;
+use crate::protocol::TaskId;
 
 /// `status-connector-`.
 pub const CONNECTOR_STATUS_PREFIX: &str = "status-connector-";
@@ -83,7 +83,7 @@ pub enum StatusKey {
     /// `status-connector-<c>`.
     Connector(String),
     /// `status-task-<c>-<n>`.
-    Task(ConnectorTaskId),
+    Task(TaskId),
     /// `status-topic-<topic>:connector-<c>`.
     Topic {
         /// The topic.
@@ -132,7 +132,7 @@ impl StatusKey {
             Ok(StatusKey::Connector(c.to_owned()))
         } else if key.starts_with(TASK_STATUS_PREFIX) {
             match java_split_task_key(key, 2, 4) {
-                Some((connector, task)) => Ok(StatusKey::Task(ConnectorTaskId { connector, task })),
+                Some((connector, task)) => Ok(StatusKey::Task(TaskId { connector, task })),
                 None => Err(invalid(
                     "a task status key must be `status-task-<connector>-<task number>`",
                 )),
@@ -197,7 +197,7 @@ pub enum StatusRecord {
     /// `status-task-<c>-<n>`.
     Task {
         /// The task.
-        id: ConnectorTaskId,
+        id: TaskId,
         /// Its status.
         status: Status,
     },
@@ -228,7 +228,7 @@ impl StatusRecord {
 
     /// A task status record as Java's `put` writes it: a tombstone for
     /// `DESTROYED`.
-    pub fn task(id: ConnectorTaskId, status: Status) -> StatusRecord {
+    pub fn task(id: TaskId, status: Status) -> StatusRecord {
         if status.state == State::Destroyed {
             StatusRecord::Tombstone(StatusKey::Task(id))
         } else {

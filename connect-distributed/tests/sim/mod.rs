@@ -12,13 +12,13 @@ use connect_distributed::assignor::{
     assign, AssignmentRound, AssignorConfig, AssignorState, ConfigSnapshot, ConnectorsAndTasks,
     Member, RoundInput,
 };
-use connect_distributed::protocol::{Assignment, ConnectorTaskId, SubProtocol, WorkerMetadata};
+use connect_distributed::protocol::{Assignment, SubProtocol, TaskId, WorkerMetadata};
 
 /// One connector or task.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Item {
     Connector(String),
-    Task(ConnectorTaskId),
+    Task(TaskId),
 }
 
 #[derive(Clone, Debug)]
@@ -94,7 +94,7 @@ impl Cluster {
         for (c, &n) in &self.snapshot.connectors {
             out.insert(Item::Connector(c.clone()));
             for t in 0..n {
-                out.insert(Item::Task(ConnectorTaskId::new(c.clone(), t as i32)));
+                out.insert(Item::Task(TaskId::new(c.clone(), t)));
             }
         }
         out
@@ -200,7 +200,7 @@ impl Cluster {
                 .into_iter()
                 .map(str::to_owned)
                 .collect();
-            let revoked_t: BTreeSet<ConnectorTaskId> = a.revoked_tasks().into_iter().collect();
+            let revoked_t: BTreeSet<TaskId> = a.revoked_tasks().into_iter().collect();
             let mut connectors: Vec<String> =
                 a.connectors().into_iter().map(str::to_owned).collect();
             let mut tasks = a.tasks();

@@ -19,7 +19,7 @@ mod producer;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 
@@ -524,13 +524,7 @@ impl KafkaCluster for MemoryKafka {
     }
 }
 
-/// Wall-clock milliseconds since the epoch (Kafka timestamps).
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
+use crate::time::now_ms;
 
 /// Parse an optional numeric client property.
 fn config_number<T: std::str::FromStr>(

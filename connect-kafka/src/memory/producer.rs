@@ -64,7 +64,6 @@ struct Queue {
     topics: Vec<TopicMeta>,
     topic_index: HashMap<Arc<str>, usize>,
     last: usize,
-    rng: u64,
     txn: TxnLocal,
 }
 
@@ -111,7 +110,6 @@ impl MemoryProducer {
         let delivery_timeout =
             Duration::from_millis(config_number(config, "delivery.timeout.ms", 120_000u64)?);
         let linger = Duration::from_millis(config_number(config, "linger.ms", 5u64)?);
-        let seed = now_ms() as u64 ^ (Arc::as_ptr(&cluster) as u64).rotate_left(17);
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 pending: Vec::new(),
@@ -119,7 +117,6 @@ impl MemoryProducer {
                 topics: Vec::new(),
                 topic_index: HashMap::new(),
                 last: 0,
-                rng: seed | 1,
                 txn: TxnLocal {
                     id: config.get("transactional.id").cloned(),
                     ..TxnLocal::default()
@@ -222,16 +219,6 @@ fn copy(arena: &mut BytesMut, data: &[u8]) -> Bytes {
     arena.split().freeze()
 }
 
-fn next_random(state: &mut u64) -> u64 {
-    // xorshift64: good enough to spread sticky partitions.
-    let mut x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    *state = x;
-    x
-}
-
 #[async_trait]
 impl Producer for MemoryProducer {
     fn send(&self, record: &OutRecord<'_>, token: u64) -> Result<(), SendError> {
@@ -296,7 +283,7 @@ impl Producer for MemoryProducer {
                 let p = match meta.sticky {
                     Some(p) if meta.sticky_bytes < self.batch_size => p,
                     previous => {
-                        let mut p = (next_random(&mut q.rng) % meta.partitions as u64) as i32;
+                        let mut p = crate::time::random_below(meta.partitions as u64) as i32;
                         if meta.partitions > 1 && previous == Some(p) {
                             p = (p + 1) % meta.partitions;
                         }

@@ -7,6 +7,7 @@ use connect_api::{ConnectError, Result};
 use tokio::time::Instant;
 
 use super::config::{ErrorConfig, Tolerance};
+use crate::kafka::time::{random_below, Backoff};
 use crate::panics::catch_sync;
 
 /// First backoff between retries, as Kafka's `RETRIES_DELAY_MIN_MS`.
@@ -130,7 +131,6 @@ impl ErrorStats {
 pub struct ErrorPipeline {
     config: ErrorConfig,
     stats: ErrorStats,
-    rng: u64,
 }
 
 impl ErrorPipeline {
@@ -139,7 +139,6 @@ impl ErrorPipeline {
         ErrorPipeline {
             config,
             stats: ErrorStats::default(),
-            rng: 0x9E37_79B9_7F4A_7C15,
         }
     }
 
@@ -268,27 +267,14 @@ impl ErrorPipeline {
 
     /// Kafka's backoff: 300 ms doubling per attempt; once past the cap, a
     /// random delay below the cap so retrying tasks do not move in lockstep.
-    fn backoff(&mut self, attempt: u32) -> Duration {
+    fn backoff(&self, attempt: u32) -> Duration {
         let max = self.config.retry_delay_max_ms.max(1);
-        let exp = RETRY_DELAY_MIN
-            .as_millis()
-            .saturating_mul(1u128 << attempt.saturating_sub(1).min(40)) as u64;
-        let ms = if exp > max {
-            self.next_random() % max
+        let exp = Backoff::new(RETRY_DELAY_MIN, Duration::MAX).delay(attempt.saturating_sub(1));
+        if exp > Duration::from_millis(max) {
+            Duration::from_millis(random_below(max))
         } else {
             exp
-        };
-        Duration::from_millis(ms)
-    }
-
-    fn next_random(&mut self) -> u64 {
-        // xorshift64: jitter only, not security.
-        let mut x = self.rng;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng = x;
-        x
+        }
     }
 }
 
@@ -393,7 +379,7 @@ mod tests {
 
     #[test]
     fn backoff_doubles_then_jitters_below_cap() {
-        let mut p = pipeline(Tolerance::None, -1);
+        let p = pipeline(Tolerance::None, -1);
         assert_eq!(p.backoff(1), Duration::from_millis(300));
         assert_eq!(p.backoff(2), Duration::from_millis(600));
         for _ in 0..100 {

@@ -54,6 +54,37 @@ pub fn offset_key(connector: &str, partition: &SourceMap) -> String {
     serde_json::json!([connector, sorted]).to_string()
 }
 
+/// The bytes of the offsets topic's key for a (connector, partition) pair,
+/// as Java's workers write it: `["<connector>",{partition}]` through
+/// `JsonConverter` without schemas (Jackson's escapes, Java's number
+/// formatting), so a Java worker sharing the topic finds our offsets by
+/// their key and compaction keeps one record per partition. The partition's
+/// fields are written in key order, so one partition is one key; Java
+/// writes its map's iteration order, the same for the one-field partitions
+/// almost every connector uses (a known gap for multi-field ones, listed in
+/// the README).
+pub fn offset_key_bytes(connector: &str, partition: &SourceMap) -> Vec<u8> {
+    let mut out = Vec::with_capacity(connector.len() + 32);
+    out.push(b'[');
+    crate::converters::json::write_jackson_string(&mut out, connector);
+    out.push(b',');
+    out.push(b'{');
+    // Sorted, as `offset_key`: one partition is one key however its map
+    // was built (the REST offsets API and the task may build it in
+    // different orders).
+    let sorted: BTreeMap<&String, &serde_json::Value> = partition.iter().collect();
+    for (i, (k, v)) in sorted.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        crate::converters::json::write_jackson_string(&mut out, k);
+        out.push(b':');
+        crate::converters::json::write_jackson_value(&mut out, v);
+    }
+    out.extend_from_slice(b"}]");
+    out
+}
+
 /// The in-memory table every store keeps: canonical key to
 /// (connector, partition, offset).
 #[derive(Debug, Default, Clone)]
@@ -113,5 +144,23 @@ mod tests {
             offset_key("c", &a),
             r#"["c",{"db":"x","filename":"test.txt"}]"#
         );
+    }
+
+    /// Review F16: the offsets topic's key bytes are Jackson's, which
+    /// differ from serde_json's for control characters (upper-case hex),
+    /// characters beyond the BMP (surrogate pairs) and floating-point
+    /// numbers (Java's `Double.toString`).
+    #[test]
+    fn topic_key_bytes_are_javas() {
+        let mut p = SourceMap::new();
+        p.insert("file".into(), "a\u{1f}\u{1F600}".into());
+        p.insert("shard".into(), serde_json::json!(1e10));
+        p.insert("n".into(), serde_json::json!(7));
+        assert_eq!(
+            String::from_utf8(offset_key_bytes("c\"", &p)).unwrap(),
+            r#"["c\"",{"file":"a\u001F\uD83D\uDE00","n":7,"shard":1.0E10}]"#
+        );
+        let parsed: serde_json::Value = serde_json::from_slice(&offset_key_bytes("c", &p)).unwrap();
+        assert_eq!(parsed, serde_json::json!(["c", p]));
     }
 }

@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use connect_api::{Result, SourceMap};
 use serde_json::Value as Json;
 
-use super::{offset_key, OffsetEntry, OffsetStore, OffsetTable};
+use super::{offset_key_bytes, OffsetEntry, OffsetStore, OffsetTable};
 use crate::kafka::{ClientConfig, KafkaCluster};
 use crate::kafka_log::{KafkaLog, LogSpec};
 
@@ -137,15 +137,11 @@ impl OffsetStore for KafkaOffsetStore {
         let _guard = self.write_lock.lock().await;
         let mut pending = Vec::with_capacity(entries.len());
         for (partition, offset) in &entries {
-            let key = offset_key(connector, partition);
+            let key = offset_key_bytes(connector, partition);
             let value = offset.as_ref().map(|o| Json::Object(o.clone()).to_string());
             pending.push(
                 self.log
-                    .enqueue(
-                        Some(key.as_bytes()),
-                        value.as_deref().map(str::as_bytes),
-                        None,
-                    )
+                    .enqueue(Some(&key), value.as_deref().map(str::as_bytes), None)
                     .await?,
             );
         }

@@ -74,7 +74,7 @@ impl Loggers {
         if logger.is_empty() || logger.contains([',', '=', ' ']) {
             return Err(format!("Invalid logger name '{logger}'"));
         }
-        let now = chrono_millis();
+        let now = crate::kafka::time::now_ms();
         let mut next = self.snapshot();
         next.insert(logger.to_string(), (level, Some(now)));
         if let Some(setter) = &self.setter {
@@ -85,13 +85,6 @@ impl Loggers {
         }
         Ok(vec![logger.to_string()])
     }
-}
-
-fn chrono_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 fn directive_level(level: &str) -> Option<&'static str> {

@@ -17,13 +17,14 @@ use connect_api::converter::{Converter, HeaderConverter};
 use connect_api::sink::{
     ErrantRecordReporter, SinkTask, SinkTaskContext, TopicPartition, TopicPartitionOffsets,
 };
-use connect_api::{ConnectError, Header, Headers, Record, Result, SinkRecord};
+use connect_api::{ConnectError, Result, SinkRecord};
 use connect_transforms::chain::TransformChain;
 use tokio::sync::watch;
-use tokio::time::{Instant, MissedTickBehavior};
+use tokio::time::Instant;
 
 use super::commit::FlushedOffsets;
 use super::reporter::{reporter_enabled, Reporter, TaskReporter};
+use crate::codec;
 use crate::converters::TaskConverters;
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage, Transformed};
 use crate::kafka::{
@@ -33,6 +34,7 @@ use crate::kafka::{
 use crate::metrics::TaskCall;
 use crate::panics::{contain, CallOf};
 use crate::status::{State, StatusListener, TargetState, TaskId};
+use crate::task_loop::{flush_timer, TargetWatch};
 
 /// Redelivery delay after a retriable `put` failure when the task did not
 /// set one with `SinkTaskContext::timeout`.
@@ -363,29 +365,18 @@ impl WorkerSinkTask {
         }
         self.task.start(&config, ctx).await?;
         let id = self.settings.id.clone();
-        let mut flush = tokio::time::interval_at(
-            Instant::now() + self.settings.flush_interval,
-            self.settings.flush_interval,
-        );
-        flush.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        let mut reported = None;
+        let mut flush = flush_timer(self.settings.flush_interval);
+        let mut watch = TargetWatch::default();
         loop {
             let target = *self.control.borrow();
-            if reported != Some(target) {
+            if watch.changed(target) {
                 match target {
-                    TargetState::Started => {
-                        self.set_paused(self.redelivery.is_some())?;
-                        self.settings.metrics.set_running(true);
-                        self.status.task_state(&id, State::Running, None);
-                    }
-                    TargetState::Paused => {
-                        self.set_paused(true)?;
-                        self.settings.metrics.set_running(false);
-                        self.status.task_state(&id, State::Paused, None);
-                    }
+                    TargetState::Started => self.set_paused(self.redelivery.is_some())?,
+                    TargetState::Paused => self.set_paused(true)?,
                     TargetState::Stopped => {}
                 }
-                reported = Some(target);
+                let s = &self.settings;
+                TargetWatch::report(target, &s.id, self.status.as_ref(), &s.metrics);
             }
             if target == TargetState::Stopped {
                 return self.final_commit().await;
@@ -702,36 +693,29 @@ impl WorkerSinkTask {
         Ok(())
     }
 
-    /// Header, key and value converters. The key and value converters get
-    /// the record's headers, as Kafka's get the consumed record's (they
-    /// may read a schema id from them), so the headers convert first; a
-    /// record whose headers and key both fail reports the header stage.
+    /// Header, key and value converters, each under the error pipeline
+    /// (the record codec's stages: the key and value converters see the
+    /// headers, as Kafka's do).
     async fn convert(
         &mut self,
         raw: &ConsumedRecord,
     ) -> Result<std::result::Result<SinkRecord, Failure>> {
-        let topic: &str = &raw.topic;
-        let mut headers = Headers::new();
         let (hc, hc_name) = &mut self.header_converter;
-        for (k, v) in &raw.headers {
-            match self
-                .pipeline
-                .execute(Stage::HeaderConverter, hc_name, || {
-                    hc.to_connect_header(topic, k, v.as_deref())
-                })
-                .await?
-            {
-                Ok(sv) => {
-                    headers.push(Header::new(k.clone(), sv.schema, sv.value));
-                }
-                Err(f) => return Ok(Err(f)),
-            }
-        }
+        let headers = match self
+            .pipeline
+            .execute(Stage::HeaderConverter, hc_name, || {
+                codec::decode_headers(hc.as_mut(), raw)
+            })
+            .await?
+        {
+            Ok(h) => h,
+            Err(f) => return Ok(Err(f)),
+        };
         let (kc, kc_name) = &mut self.key_converter;
         let key = match self
             .pipeline
             .execute(Stage::KeyConverter, kc_name, || {
-                kc.to_connect_data(topic, &headers, raw.key.as_deref())
+                codec::decode_key(kc.as_mut(), raw, &headers)
             })
             .await?
         {
@@ -742,20 +726,14 @@ impl WorkerSinkTask {
         let value = match self
             .pipeline
             .execute(Stage::ValueConverter, vc_name, || {
-                vc.to_connect_data(topic, &headers, raw.value.as_deref())
+                codec::decode_value(vc.as_mut(), raw, &headers)
             })
             .await?
         {
             Ok(v) => v,
             Err(f) => return Ok(Err(f)),
         };
-        let mut record = Record::new(raw.topic.clone(), value.schema, value.value)
-            .with_key(key.schema, key.value)
-            .with_headers(headers);
-        record.timestamp = raw.timestamp;
-        let mut sink = SinkRecord::new(record, raw.partition, raw.offset);
-        sink.timestamp_type = raw.timestamp_type;
-        Ok(Ok(sink))
+        Ok(Ok(codec::sink_record(raw, headers, key, value)))
     }
 
     async fn transform(

@@ -33,8 +33,8 @@ pub(crate) struct CountingTask {
     partition: Arc<SourceMap>,
     name: String,
     heartbeat_only: bool,
-    /// `wants_commit_record` answers `false` (the worker lets go
-    /// of each record once sent).
+    /// `commit_record` answers `not_implemented`, as the trait's default
+    /// (the worker lets go of each record once sent).
     release_records: bool,
     context: Option<Arc<dyn SourceTaskContext>>,
 }
@@ -155,6 +155,11 @@ impl SourceTask for CountingTask {
         record: &SourceRecord,
         metadata: Option<&connect_api::RecordMetadata>,
     ) -> Result<()> {
+        if self.release_records {
+            return Err(connect_api::ConnectError::not_implemented(
+                "SourceTask::commit_record",
+            ));
+        }
         let n = record.source_offset.get("n").and_then(|n| n.as_i64());
         match metadata {
             Some(_) => bump(&self.name, |c| {
@@ -167,9 +172,6 @@ impl SourceTask for CountingTask {
             None => bump(&self.name, |c| c.dropped += 1),
         }
         Ok(())
-    }
-    fn wants_commit_record(&self) -> bool {
-        !self.release_records
     }
     async fn stop(&mut self) -> Result<()> {
         Ok(())

@@ -131,12 +131,9 @@ pub(crate) fn unique_suffix(what: &str) -> String {
     format!("-{what}-{}-{millis}", std::process::id())
 }
 
-/// A free TCP port on 127.0.0.1 (the kernel's pick, released at once).
+/// A free port for a worker; the test cannot go on without one.
 pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    connect_test_support::free_port().expect("a free port in 20000-31999")
 }
 
 /// A `connect-distributed` process, its REST port and its log file;

@@ -302,12 +302,6 @@ impl SourceTask for FileStreamSourceTask {
         }
     }
 
-    /// `commit_record` is not used: the worker lets go of each record once
-    /// the producer has it.
-    fn wants_commit_record(&self) -> bool {
-        false
-    }
-
     async fn stop(&mut self) -> Result<()> {
         self.running = None;
         Ok(())

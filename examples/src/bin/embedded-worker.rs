@@ -85,10 +85,7 @@ impl SourceTask for EventTask {
             })
             .collect())
     }
-    // No commit_record here: let the worker drop each record once sent.
-    fn wants_commit_record(&self) -> bool {
-        false
-    }
+    // No commit_record here: the worker lets go of each record once sent.
     async fn stop(&mut self) -> Result<()> {
         Ok(())
     }

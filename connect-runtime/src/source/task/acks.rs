@@ -114,9 +114,19 @@ impl WorkerSourceTask {
         // Throwable from commitRecord and logs it).
         let call = self.plugins.task.commit_record(record, metadata);
         let what = CallOf(&self.settings.id, "SourceTask::commit_record");
-        if let Err(e) = contain(what, call).await {
-            tracing::error!(task = %self.settings.id, error = %e,
-                "SourceTask::commit_record failed; the task keeps running");
+        match contain(what, call).await {
+            Ok(()) => {}
+            // The trait's default body: the task does not use the call.
+            // Stop making it, and let go of records once sent from now on
+            // unless something configured needs them back.
+            Err(e) if e.is_not_implemented() => {
+                tracing::debug!(task = %self.settings.id,
+                    "SourceTask::commit_record is not implemented; records are let go once sent");
+                self.commit_records = false;
+                self.release_records = !keeps_copies(self.pipeline.config());
+            }
+            Err(e) => tracing::error!(task = %self.settings.id, error = %e,
+                "SourceTask::commit_record failed; the task keeps running"),
         }
     }
 
@@ -208,10 +218,11 @@ impl WorkerSourceTask {
             return None;
         }
         let max = self.pipeline.config().retry_delay_max_ms.max(1);
-        let ms = 300u64
-            .saturating_mul(1u64 << (*attempts - 1).min(20))
-            .min(max);
-        Some(Duration::from_millis(ms))
+        let backoff = crate::kafka::time::Backoff::new(
+            Duration::from_millis(300),
+            Duration::from_millis(max),
+        );
+        Some(backoff.delay(*attempts - 1))
     }
 
     /// Convert and send `record` again under the same token, so its place

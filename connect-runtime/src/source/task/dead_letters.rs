@@ -130,10 +130,10 @@ impl WorkerSourceTask {
     }
 
     pub(super) async fn ensure_dlq_topic(&mut self, topic: &str) {
-        if self.known_topics.contains(topic) {
+        if self.known_topics.contains_str(topic) {
             return;
         }
-        self.known_topics.insert(Arc::from(topic));
+        self.known_topics.insert(&Arc::from(topic));
         let mut spec = NewTopic::new(topic, 1);
         spec.replication_factor = self.settings.errors.dlq_replication_factor;
         create_topic(self.admin.as_deref(), spec).await;

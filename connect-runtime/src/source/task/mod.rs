@@ -23,7 +23,7 @@ use connect_api::source::{OffsetStorageReader, RecordMetadata, SourceTask, Sourc
 use connect_api::{ConnectError, ErrorKind, Record, Result, Serialized, SourceMap, SourceRecord};
 use connect_transforms::chain::TransformChain;
 use tokio::sync::{watch, Notify};
-use tokio::time::{Instant, MissedTickBehavior};
+use tokio::time::Instant;
 
 mod acks;
 mod commit;
@@ -31,19 +31,21 @@ mod dead_letters;
 mod topics;
 
 use self::acks::{AckMeta, AckQueue};
-use self::topics::create_topic;
+use self::topics::{create_topic, SeenTopics};
 use super::submitted::SubmittedRecords;
+use crate::codec::{self, Encoded};
 use crate::converters::TaskConverters;
 use crate::errors::dlq::{self, Origin};
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage, Transformed};
 use crate::kafka::{
     Admin, ClientConfig, CreateTopicOutcome, Delivered, DeliverySink, KafkaCluster, KafkaError,
-    KafkaErrorKind, NewTopic, OutHeader, OutRecord, Producer, SendError,
+    KafkaErrorKind, NewTopic, OutRecord, Producer, SendError,
 };
 use crate::metrics::{TaskCall, TaskMetrics};
 use crate::offsets::OffsetStore;
 use crate::panics::{contain, CallOf};
 use crate::status::{State, StatusListener, TargetState, TaskId};
+use crate::task_loop::{flush_timer, TargetWatch};
 
 /// What to do when a task reports that its stored offset is no longer valid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -142,23 +144,21 @@ pub struct WorkerSourceTask {
     context: Arc<Context>,
     status: Arc<dyn StatusListener>,
     control: watch::Receiver<TargetState>,
-    known_topics: HashSet<Arc<str>>,
-    last_topic: Option<Arc<str>>,
+    /// Topics created or found, the DLQ's too.
+    known_topics: SeenTopics,
     /// Topics this run wrote to, told to the status store once each
-    /// (KIP-558), and the last one (most records go to one topic).
-    active_topics: HashSet<Arc<str>>,
-    last_active: Option<Arc<str>>,
+    /// (KIP-558).
+    active_topics: SeenTopics,
     /// Topics the producer has written a record of this task to. Until
     /// then a record keeps its copy after the send even when records are
     /// let go once sent: a topic that does not exist fails the delivery,
     /// and the record must be sent again, never skipped.
-    delivered_topics: HashSet<Arc<str>>,
-    /// The topic of the last record found in `delivered_topics`.
-    last_delivered: Option<Arc<str>>,
+    delivered_topics: SeenTopics,
     /// When a missing topic was last logged (at most every 30 s).
     missing_topic_logged: Option<tokio::time::Instant>,
     encoded: Encoded,
-    /// The task wants `commit_record` calls (`SourceTask::wants_commit_record`).
+    /// The task takes `commit_record` calls: true until its first call
+    /// answers `not_implemented` (the trait's default body).
     commit_records: bool,
     /// Let go of each record once sent: neither `commit_record` nor anything
     /// configured (retries, the DLQ) needs it after the send.
@@ -233,12 +233,9 @@ impl WorkerSourceTask {
             context,
             status,
             control,
-            known_topics: HashSet::new(),
-            last_topic: None,
-            active_topics: HashSet::new(),
-            last_active: None,
-            delivered_topics: HashSet::new(),
-            last_delivered: None,
+            known_topics: SeenTopics::default(),
+            active_topics: SeenTopics::default(),
+            delivered_topics: SeenTopics::default(),
             missing_topic_logged: None,
             encoded: Encoded::default(),
             commit_records: true,
@@ -298,11 +295,7 @@ impl WorkerSourceTask {
             let ctx: Arc<dyn SourceTaskContext> = self.context.clone();
             let config = self.plugins.task_config.clone();
             match self.plugins.task.start(&config, ctx).await {
-                Ok(()) => {
-                    self.commit_records = self.plugins.task.wants_commit_record();
-                    self.release_records =
-                        !self.commit_records && !keeps_copies(self.pipeline.config());
-                }
+                Ok(()) => {}
                 Err(e) => {
                     self.handle_invalid_offset(e).await?;
                     continue;
@@ -366,28 +359,13 @@ impl WorkerSourceTask {
     }
 
     async fn poll_loop(&mut self) -> Result<()> {
-        let id = self.settings.id.clone();
-        let mut flush = tokio::time::interval_at(
-            Instant::now() + self.settings.flush_interval,
-            self.settings.flush_interval,
-        );
-        flush.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        let mut reported = None;
+        let mut flush = flush_timer(self.settings.flush_interval);
+        let mut watch = TargetWatch::default();
         loop {
             let target = *self.control.borrow();
-            if reported != Some(target) {
-                match target {
-                    TargetState::Started => {
-                        self.settings.metrics.set_running(true);
-                        self.status.task_state(&id, State::Running, None)
-                    }
-                    TargetState::Paused => {
-                        self.settings.metrics.set_running(false);
-                        self.status.task_state(&id, State::Paused, None)
-                    }
-                    TargetState::Stopped => {}
-                }
-                reported = Some(target);
+            if watch.changed(target) {
+                let s = &self.settings;
+                TargetWatch::report(target, &s.id, self.status.as_ref(), &s.metrics);
             }
             if target == TargetState::Stopped {
                 return self.final_commit().await;
@@ -429,7 +407,7 @@ impl WorkerSourceTask {
             let batch = match batch {
                 Ok(b) => b,
                 Err(e) if e.is_retriable() => {
-                    tracing::warn!(task = %id, error = %e, "retriable poll failure; polling again");
+                    tracing::warn!(task = %self.settings.id, error = %e, "retriable poll failure; polling again");
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     continue;
                 }
@@ -484,9 +462,9 @@ impl WorkerSourceTask {
             },
         };
         record.source_offset = offset;
-        let converted = CONVERTER_STAGES.into_iter().all(|stage| {
+        let converted = codec::STAGES.into_iter().all(|stage| {
             self.encoded
-                .convert(&mut self.plugins.converters, stage, &record)
+                .stage(&mut self.plugins.converters, stage, &record)
                 .is_ok()
         });
         if !converted || !self.topic_known(&record.record.topic) {
@@ -494,7 +472,7 @@ impl WorkerSourceTask {
         }
         let release = self.releases(&record.record.topic);
         let token = self.submit(partition, &mut record, release);
-        match self.producer.send(&self.encoded.out(&record), token) {
+        match self.producer.send(&self.encoded.out(&record.record), token) {
             Ok(()) => {
                 self.sent(token, record, release);
                 Ok(None)
@@ -604,7 +582,7 @@ impl WorkerSourceTask {
     async fn send(&mut self, token: u64, record: SourceRecord, release: bool) -> Result<()> {
         send_with_backpressure(
             &*self.producer,
-            &self.encoded.out(&record),
+            &self.encoded.out(&record.record),
             token,
             &self.acks,
         )
@@ -628,20 +606,16 @@ impl WorkerSourceTask {
     /// reusable buffers under the error pipeline; `Some(failure)` when a
     /// tolerated failure skips the record.
     async fn convert(&mut self, record: &SourceRecord) -> Result<Option<Failure>> {
-        for stage in CONVERTER_STAGES {
+        for stage in codec::STAGES {
             let converters = &mut self.plugins.converters;
             let encoded = &mut self.encoded;
-            let first = match encoded.convert(converters, stage, record) {
+            let first = match encoded.stage(converters, stage, record) {
                 Ok(()) => continue,
                 Err(e) => e,
             };
             // Failed once: the pipeline decides (retries, tolerance), which
             // needs the converter's class name.
-            let class = match stage {
-                Stage::HeaderConverter => converters.header_class.clone(),
-                Stage::KeyConverter => converters.key_class.clone(),
-                _ => converters.value_class.clone(),
-            };
+            let class = codec::class(converters, stage).to_string();
             if !first.is_retriable() || self.pipeline.config().retry_timeout_ms == 0 {
                 // Nothing to retry: count and tolerate this failure rather
                 // than run the converter (which may have panicked) again.
@@ -649,115 +623,13 @@ impl WorkerSourceTask {
             }
             let out = self
                 .pipeline
-                .execute(stage, &class, || encoded.convert(converters, stage, record))
+                .execute(stage, &class, || encoded.stage(converters, stage, record))
                 .await?;
             if let Err(failure) = out {
                 return Ok(Some(failure));
             }
         }
         Ok(None)
-    }
-}
-
-/// The converter stages in Kafka's source order, for both paths: the fast
-/// one tries them without the error pipeline, the general one under it.
-const CONVERTER_STAGES: [Stage; 3] = [
-    Stage::HeaderConverter,
-    Stage::KeyConverter,
-    Stage::ValueConverter,
-];
-
-/// The converted form of the record being sent, in buffers reused from
-/// record to record.
-#[derive(Default)]
-struct Encoded {
-    key: Vec<u8>,
-    value: Vec<u8>,
-    headers: Vec<OutHeader>,
-    key_some: bool,
-    value_some: bool,
-}
-
-impl Encoded {
-    /// Run one converter `stage` of `record` into its buffer. A panic in the
-    /// converter is an error naming it, so the error pipeline decides as for
-    /// any conversion failure (nothing is allocated unless it panics).
-    fn convert(
-        &mut self,
-        converters: &mut TaskConverters,
-        stage: Stage,
-        record: &SourceRecord,
-    ) -> Result<()> {
-        match crate::panics::catch_sync(|| self.convert_plugin(converters, stage, record)) {
-            Ok(converted) => converted,
-            Err(panic) => {
-                let (kind, class) = match stage {
-                    Stage::HeaderConverter => ("header", &converters.header_class),
-                    Stage::KeyConverter => ("key", &converters.key_class),
-                    _ => ("value", &converters.value_class),
-                };
-                Err(panic.into_error(format_args!("{kind} converter {class}")))
-            }
-        }
-    }
-
-    /// [`convert`](Self::convert) without the panic guard.
-    fn convert_plugin(
-        &mut self,
-        converters: &mut TaskConverters,
-        stage: Stage,
-        record: &SourceRecord,
-    ) -> Result<()> {
-        let r = &record.record;
-        let topic: &str = &r.topic;
-        match stage {
-            Stage::HeaderConverter => {
-                self.headers.clear();
-                for h in r.headers.iter() {
-                    let bytes = converters.header.from_connect_header(
-                        topic,
-                        h.key(),
-                        h.schema(),
-                        h.value(),
-                    )?;
-                    self.headers.push((h.key().to_string(), bytes));
-                }
-            }
-            Stage::KeyConverter => {
-                self.key.clear();
-                self.key_some = converters.key.from_connect_data(
-                    topic,
-                    &r.headers,
-                    r.key_schema.as_ref(),
-                    &r.key,
-                    &mut self.key,
-                )? == Serialized::Bytes;
-            }
-            _ => {
-                self.value.clear();
-                self.value_some = converters.value.from_connect_data(
-                    topic,
-                    &r.headers,
-                    r.value_schema.as_ref(),
-                    &r.value,
-                    &mut self.value,
-                )? == Serialized::Bytes;
-            }
-        }
-        Ok(())
-    }
-
-    /// What the producer sends for `record`.
-    fn out<'a>(&'a self, record: &'a SourceRecord) -> OutRecord<'a> {
-        let r = &record.record;
-        OutRecord {
-            topic: &r.topic,
-            partition: r.kafka_partition,
-            key: self.key_some.then_some(self.key.as_slice()),
-            value: self.value_some.then_some(self.value.as_slice()),
-            timestamp: r.timestamp,
-            headers: &self.headers,
-        }
     }
 }
 

@@ -1,0 +1,50 @@
+//! What the source and sink task loops share: the offset flush timer and
+//! the target state, reported once per change.
+
+use std::time::Duration;
+
+use tokio::time::{Instant, Interval, MissedTickBehavior};
+
+use crate::metrics::TaskMetrics;
+use crate::status::{State, StatusListener, TargetState, TaskId};
+
+/// The offset flush timer: first tick one interval from now; a late tick
+/// delays the next ones instead of bunching them.
+pub(crate) fn flush_timer(every: Duration) -> Interval {
+    let mut flush = tokio::time::interval_at(Instant::now() + every, every);
+    flush.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    flush
+}
+
+/// The target state a loop last reported.
+#[derive(Debug, Default)]
+pub(crate) struct TargetWatch {
+    reported: Option<TargetState>,
+}
+
+impl TargetWatch {
+    /// Whether `target` differs from the last one seen (the first call
+    /// always does); the caller applies it, then [`report`](Self::report)s.
+    pub(crate) fn changed(&mut self, target: TargetState) -> bool {
+        let changed = self.reported != Some(target);
+        self.reported = Some(target);
+        changed
+    }
+
+    /// RUNNING or PAUSED to the status store and the metrics (STOPPED is
+    /// reported by the loop's end).
+    pub(crate) fn report(
+        target: TargetState,
+        id: &TaskId,
+        status: &dyn StatusListener,
+        metrics: &TaskMetrics,
+    ) {
+        let state = match target {
+            TargetState::Started => State::Running,
+            TargetState::Paused => State::Paused,
+            TargetState::Stopped => return,
+        };
+        metrics.set_running(state == State::Running);
+        status.task_state(id, state, None);
+    }
+}
