@@ -40,7 +40,7 @@ log() { echo "head-to-head: $*" >&2; }
 
 if [ -z "${H2H_NO_BUILD:-}" ]; then
     log "building our worker and the measuring tool (release)"
-    (cd "$repo" && cargo build --release --locked -q -p connect-standalone -p connect-benches \
+    (cd "$repo" && cargo build --release --locked -q -p connect-worker -p connect-benches \
         --bin connect-standalone --bin head_to_head)
 fi
 log "resolving Kafka Connect 4.4.0 and connect-file 4.3.1 with Maven"

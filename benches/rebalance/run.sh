@@ -36,7 +36,7 @@ log() { echo "rebalance: $*" >&2; }
 
 if [ -z "${REBALANCE_NO_BUILD:-}" ]; then
     log "building our worker and the measuring tool (release)"
-    (cd "$repo" && cargo build --release --locked -q -p connect-standalone -p connect-benches \
+    (cd "$repo" && cargo build --release --locked -q -p connect-worker -p connect-benches \
         --bin connect-distributed --bin rebalance)
     log "building Kafka Connect 4.4.0's distributed worker with Maven (tools/connect-java)"
     mvn -q -B -f "$java_project/pom.xml" package >/dev/null

@@ -927,8 +927,10 @@ impl Cases {
     }
 
     fn header_from(&mut self, id: &str, schema: Option<&Schema>, value: &Value) {
-        let ours = match SimpleHeaderConverter.from_connect_header("t", "h", schema, value) {
-            Ok(b) => Outcome::Bytes(b),
+        let mut out = Vec::new();
+        let ours = match SimpleHeaderConverter.from_connect_header("t", "h", schema, value, &mut out)
+        {
+            Ok(written) => Outcome::Bytes(written.bytes_or_null(out)),
             Err(e) => Outcome::Err(e.to_string()),
         };
         let req = json!({ "input": envelope(schema, value), "key": "h" });

@@ -130,17 +130,26 @@ pub trait Converter: Send {
 
 /// Turns header values into bytes and back.
 ///
+/// `from_connect_header` has [`Converter::from_connect_data`]'s shape: it
+/// writes into a buffer the caller owns and reuses and says whether it
+/// meant bytes or null, so a record's headers cost no allocation once the
+/// buffers have grown.
+///
 /// ```
 /// use connect_api::config::ConfigMap;
-/// use connect_api::converter::{HeaderConverter, SchemaAndValue};
+/// use connect_api::converter::{HeaderConverter, SchemaAndValue, Serialized};
 /// use connect_api::{ConnectError, Result, Schema, Value};
 ///
 /// /// Header values as their `Values` string form, read back as strings.
 /// struct AsText;
 /// impl HeaderConverter for AsText {
 ///     fn configure(&mut self, _: &ConfigMap) -> Result<()> { Ok(()) }
-///     fn from_connect_header(&mut self, _: &str, _: &str, _: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>> {
-///         Ok((!value.is_null()).then(|| connect_api::values::convert_to_string(value).into_bytes()))
+///     fn from_connect_header(&mut self, _: &str, _: &str, _: Option<&Schema>, value: &Value, out: &mut Vec<u8>) -> Result<Serialized> {
+///         if value.is_null() {
+///             return Ok(Serialized::Null);
+///         }
+///         out.extend_from_slice(connect_api::values::convert_to_string(value).as_bytes());
+///         Ok(Serialized::Bytes)
 ///     }
 ///     fn to_connect_header(&mut self, _: &str, key: &str, bytes: Option<&[u8]>) -> Result<SchemaAndValue> {
 ///         let Some(b) = bytes else { return Ok(SchemaAndValue::NULL) };
@@ -149,9 +158,10 @@ pub trait Converter: Send {
 ///     }
 /// }
 /// let mut c = AsText;
-/// let bytes = c.from_connect_header("t", "retries", None, &Value::Int32(3)).unwrap();
-/// assert_eq!(bytes.as_deref(), Some(&b"3"[..]));
-/// assert_eq!(c.to_connect_header("t", "retries", bytes.as_deref()).unwrap().value, Value::from("3"));
+/// let mut buf = Vec::new();
+/// let written = c.from_connect_header("t", "retries", None, &Value::Int32(3), &mut buf).unwrap();
+/// assert_eq!(written.bytes_or_null(&buf[..]), Some(&b"3"[..]));
+/// assert_eq!(c.to_connect_header("t", "retries", Some(&buf)).unwrap().value, Value::from("3"));
 /// ```
 #[allow(clippy::wrong_self_convention)] // Kafka's method names, kept on purpose
 pub trait HeaderConverter: Send {
@@ -163,14 +173,17 @@ pub trait HeaderConverter: Send {
         ConfigDef::new()
     }
 
-    /// Serialize one header value; `None` means null bytes.
+    /// Serialize one header value (of `schema`) into `out`, which the
+    /// caller hands over empty; [`Serialized::Null`] means null bytes
+    /// (nothing was written).
     fn from_connect_header(
         &mut self,
         topic: &str,
         header_key: &str,
         schema: Option<&Schema>,
         value: &Value,
-    ) -> Result<Option<Vec<u8>>>;
+        out: &mut Vec<u8>,
+    ) -> Result<Serialized>;
 
     /// Deserialize one header value.
     fn to_connect_header(

@@ -89,4 +89,4 @@ pub use connector::{Connector, ConnectorContext, ConnectorType, SinkConnector, S
 pub use converter::{Converter, HeaderConverter, SchemaAndValue, Serialized};
 pub use sink::{SinkTask, SinkTaskContext, TopicPartition, TopicPartitionOffsets};
 pub use source::{RecordMetadata, SourceTask, SourceTaskContext};
-pub use transform::{Predicate, Transformation, Verdict};
+pub use transform::{Configurable, Predicate, Transformation, Verdict};

@@ -9,7 +9,7 @@ use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType};
 use connect_api::connector::{Connector, ConnectorContext, SinkConnector, SourceConnector};
 use connect_api::sink::{SinkTask, SinkTaskContext, TopicPartition, TopicPartitionOffsets};
 use connect_api::source::{OffsetStorageReader, SourceTask, SourceTaskContext};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{
     ConnectRecord, ConnectorType, Headers, Record, Result, Schema, Serialized, SinkRecord,
     SourceMap, SourceRecord, Value,
@@ -236,6 +236,8 @@ fn offsets_default_looks_up_each_partition() {
 #[test]
 fn apply_defaults_to_transform_in_place() {
     struct Upper;
+    impl Configurable for Upper {}
+
     impl Transformation<SinkRecord> for Upper {
         fn transform(&mut self, record: &mut SinkRecord) -> Result<Verdict> {
             if record.record.value.is_null() {

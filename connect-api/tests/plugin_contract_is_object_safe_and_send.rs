@@ -11,7 +11,7 @@ use connect_api::connector::{Connector, ConnectorContext, SinkConnector, SourceC
 use connect_api::converter::{Converter, HeaderConverter};
 use connect_api::sink::{SinkTask, SinkTaskContext};
 use connect_api::source::{SourceTask, SourceTaskContext};
-use connect_api::transform::{Predicate, Transformation, Verdict};
+use connect_api::transform::{Configurable, Predicate, Transformation, Verdict};
 use connect_api::{ConnectRecord, Record, Result, SinkRecord, SourceRecord, Value};
 
 fn assert_send<T: Send>(_: &T) {}
@@ -74,6 +74,8 @@ impl SinkConnector for Quiet {
         Box::new(Quiet)
     }
 }
+
+impl Configurable for Quiet {}
 
 impl<R: ConnectRecord> Transformation<R> for Quiet {
     fn transform(&mut self, _record: &mut R) -> Result<Verdict> {

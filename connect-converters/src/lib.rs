@@ -63,14 +63,13 @@ macro_rules! header_converter_via_converter {
                 header_key: &str,
                 schema: Option<&connect_api::Schema>,
                 value: &connect_api::Value,
-            ) -> connect_api::Result<Option<Vec<u8>>> {
-                let mut out = Vec::new();
+                out: &mut Vec<u8>,
+            ) -> connect_api::Result<connect_api::Serialized> {
                 let headers = connect_api::Headers::new();
-                let written = connect_api::Converter::from_connect_data(
-                    self, topic, &headers, schema, value, &mut out,
+                connect_api::Converter::from_connect_data(
+                    self, topic, &headers, schema, value, out,
                 )
-                .map_err(|e| e.context(format_args!("header '{header_key}'")))?;
-                Ok(written.bytes_or_null(out))
+                .map_err(|e| e.context(format_args!("header '{header_key}'")))
             }
             fn to_connect_header(
                 &mut self,

@@ -203,10 +203,9 @@ impl<K: NumberKind> connect_api::HeaderConverter for NumberConverter<K> {
         _key: &str,
         schema: Option<&Schema>,
         value: &Value,
-    ) -> Result<Option<Vec<u8>>> {
-        let mut out = Vec::with_capacity(K::SIZE);
-        let written = self.from_connect_data(topic, &Headers::new(), schema, value, &mut out)?;
-        Ok(written.bytes_or_null(out))
+        out: &mut Vec<u8>,
+    ) -> Result<Serialized> {
+        self.from_connect_data(topic, &Headers::new(), schema, value, out)
     }
     fn to_connect_header(
         &mut self,

@@ -1,7 +1,9 @@
 //! `SimpleHeaderConverter`: Kafka's default header converter.
 
 use connect_api::values::{convert_to_string, parse_string};
-use connect_api::{ConfigDef, ConfigMap, HeaderConverter, Result, Schema, SchemaAndValue, Value};
+use connect_api::{
+    ConfigDef, ConfigMap, HeaderConverter, Result, Schema, SchemaAndValue, Serialized, Value,
+};
 
 /// Writes a header value in `Values.convertToString` form (UTF-8) and reads
 /// it back with `Values.parseString`, which infers the type (`true` is a
@@ -13,8 +15,9 @@ use connect_api::{ConfigDef, ConfigMap, HeaderConverter, Result, Schema, SchemaA
 /// use connect_converters::SimpleHeaderConverter;
 ///
 /// let mut c = SimpleHeaderConverter;
-/// let bytes = c.from_connect_header("t", "k", None, &Value::Int32(42)).unwrap();
-/// assert_eq!(bytes.as_deref(), Some(&b"42"[..]));
+/// let mut buf = Vec::new();
+/// let written = c.from_connect_header("t", "k", None, &Value::Int32(42), &mut buf).unwrap();
+/// assert_eq!(written.bytes_or_null(&buf[..]), Some(&b"42"[..]));
 /// assert_eq!(c.to_connect_header("t", "k", Some(b"true")).unwrap().value, Value::Boolean(true));
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
@@ -35,11 +38,13 @@ impl HeaderConverter for SimpleHeaderConverter {
         _key: &str,
         _schema: Option<&Schema>,
         value: &Value,
-    ) -> Result<Option<Vec<u8>>> {
+        out: &mut Vec<u8>,
+    ) -> Result<Serialized> {
         if value.is_null() {
-            return Ok(None);
+            return Ok(Serialized::Null);
         }
-        Ok(Some(convert_to_string(value).into_bytes()))
+        out.extend_from_slice(convert_to_string(value).as_bytes());
+        Ok(Serialized::Bytes)
     }
 
     fn to_connect_header(

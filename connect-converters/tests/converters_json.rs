@@ -562,15 +562,17 @@ fn cached_schema_is_reused_across_records() {
 #[test]
 fn header_converter_uses_the_same_format() {
     let mut c = JsonConverter::new();
-    let bytes = HeaderConverter::from_connect_header(
+    let mut bytes = Vec::new();
+    let written = HeaderConverter::from_connect_header(
         &mut c,
         "t",
         "h",
         Some(&Schema::int32()),
         &Value::Int32(1),
+        &mut bytes,
     )
-    .unwrap()
     .unwrap();
+    assert_eq!(written, connect_api::Serialized::Bytes);
     assert_eq!(
         bytes,
         br#"{"schema":{"type":"int32","optional":false},"payload":1}"#

@@ -45,6 +45,5 @@ pub mod assignor;
 pub mod group;
 pub mod herder;
 pub mod protocol;
-pub mod run;
 pub mod stores;
 pub mod topics;

@@ -4,7 +4,7 @@
 //! source to a sink, and bad requests get Kafka's errors.
 //!
 //! The multi-process drills on the real broker are in
-//! `connect-standalone/tests/distributed_drills.rs`.
+//! `connect-worker/tests/distributed_drills.rs`.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -77,7 +77,10 @@ pub fn class(converters: &TaskConverters, stage: Stage) -> &str {
 pub struct Encoded {
     key: Vec<u8>,
     value: Vec<u8>,
+    /// Slots reused from record to record: the first `header_count` hold
+    /// this record's headers; a slot keeps its name's and value's buffers.
     headers: Vec<OutHeader>,
+    header_count: usize,
     key_some: bool,
     value_some: bool,
 }
@@ -115,15 +118,25 @@ impl Encoded {
         let topic: &str = &r.topic;
         match stage {
             Stage::HeaderConverter => {
-                self.headers.clear();
+                self.header_count = 0;
                 for h in r.headers.iter() {
-                    let bytes = converters.header.from_connect_header(
+                    if self.header_count == self.headers.len() {
+                        self.headers.push((String::new(), None));
+                    }
+                    let (name, bytes) = &mut self.headers[self.header_count];
+                    name.clear();
+                    name.push_str(h.key());
+                    let mut buffer = bytes.take().unwrap_or_default();
+                    buffer.clear();
+                    let written = converters.header.from_connect_header(
                         topic,
                         h.key(),
                         h.schema(),
                         h.value(),
+                        &mut buffer,
                     )?;
-                    self.headers.push((h.key().to_string(), bytes));
+                    *bytes = written.bytes_or_null(buffer);
+                    self.header_count += 1;
                 }
             }
             Stage::KeyConverter => {
@@ -177,7 +190,7 @@ impl Encoded {
 
     /// The headers as bytes, in order.
     pub fn headers(&self) -> &[OutHeader] {
-        &self.headers
+        &self.headers[..self.header_count]
     }
 
     /// What the producer sends for `record` (encoded last).
@@ -188,7 +201,7 @@ impl Encoded {
             key: self.key(),
             value: self.value(),
             timestamp: record.timestamp,
-            headers: &self.headers,
+            headers: self.headers(),
         }
     }
 }

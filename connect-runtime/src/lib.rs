@@ -27,8 +27,6 @@ pub mod properties;
 pub mod rest;
 pub mod sink;
 pub mod source;
-#[cfg(feature = "rest")]
-pub mod standalone;
 pub mod status;
 mod task_loop;
 pub mod worker;

@@ -11,7 +11,7 @@ mod common;
 use common::*;
 use connect_api::config::ConfigMap;
 use connect_api::converter::{Converter, SchemaAndValue};
-use connect_api::transform::{Predicate, Transformation, Verdict};
+use connect_api::transform::{Configurable, Predicate, Transformation, Verdict};
 use connect_api::{
     ConnectRecord, Headers, Result, Schema, Serialized, SinkRecord, SourceRecord, Value,
 };
@@ -31,6 +31,8 @@ impl PanicOnV2 {
     }
 }
 
+impl Configurable for PanicOnV2 {}
+
 impl Transformation<SourceRecord> for PanicOnV2 {
     fn transform(&mut self, record: &mut SourceRecord) -> Result<Verdict> {
         Self::check(record)
@@ -46,6 +48,8 @@ impl Transformation<SinkRecord> for PanicOnV2 {
 /// A predicate that panics on the record whose value is "v2" (and matches
 /// nothing else).
 struct PanicOnV2Predicate;
+
+impl Configurable for PanicOnV2Predicate {}
 
 impl<R: ConnectRecord> Predicate<R> for PanicOnV2Predicate {
     fn test(&self, record: &R) -> bool {

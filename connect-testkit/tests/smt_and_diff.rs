@@ -2,7 +2,7 @@
 //! the record diff messages.
 
 use connect_api::config::{ConfigDef, ConfigKey, ConfigType};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{
     ConfigMap, ConnectError, ConnectRecord, Record, Result, Schema, SchemaBuilder, SinkRecord,
     Struct, Value,
@@ -20,7 +20,7 @@ struct Careless {
     tag: String,
 }
 
-impl<R: ConnectRecord> Transformation<R> for Careless {
+impl Configurable for Careless {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         self.tag = config
             .get("tag")
@@ -28,15 +28,19 @@ impl<R: ConnectRecord> Transformation<R> for Careless {
             .ok_or_else(|| ConnectError::other("no tag"))?;
         Ok(())
     }
+
+    fn config_def(&self) -> ConfigDef {
+        ConfigDef::new().define(ConfigKey::new("tag", ConfigType::String))
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for Careless {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let r = record.record_mut();
         r.headers.clear();
         let s = r.value.as_struct().expect("a struct value");
         let _ = s.schema();
         Ok(Verdict::Keep)
-    }
-    fn config_def(&self) -> ConfigDef {
-        ConfigDef::new().define(ConfigKey::new("tag", ConfigType::String))
     }
 }
 
@@ -230,6 +234,8 @@ mod properties {
 
 /// Replaces every value with INT8 1 but keeps the value schema.
 struct Liar;
+
+impl Configurable for Liar {}
 
 impl<R: ConnectRecord> Transformation<R> for Liar {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {

@@ -33,7 +33,7 @@ use connect_api::config::validators::Lambda;
 use connect_api::config::{ConfigKey, ConfigType, ConfigValue, Importance};
 use connect_api::java_number::JavaNumber;
 use connect_api::logical::MILLIS_PER_DAY;
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{
     values, ConfigDef, ConfigMap, ConnectError, ConnectRecord, Decimal, LogicalType, Result,
     Schema, SchemaBuilder, Struct, Type, Value,
@@ -65,14 +65,14 @@ const OUTPUT_TYPES: [Type; 8] = [
 /// Casts fields or whole values; see the [module docs](self).
 ///
 /// ```
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, Schema, SchemaBuilder, SinkRecord, Struct, Value};
 /// use connect_transforms::cast::Cast;
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = Cast::new(Side::Value);
 /// let cfg = connect_api::ConfigMap::from([("spec", "id:string,score:int32")]);
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 ///
 /// let schema = SchemaBuilder::struct_()
 ///     .field("id", Schema::int64())
@@ -481,7 +481,7 @@ impl Cast {
     }
 }
 
-impl<R: ConnectRecord> Transformation<R> for Cast {
+impl Configurable for Cast {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let parsed = Self::definition().parse(config)?;
         self.spec = Spec::parse(parsed.get_list(SPEC).unwrap_or_default())
@@ -491,6 +491,12 @@ impl<R: ConnectRecord> Transformation<R> for Cast {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        Self::definition()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for Cast {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         if self.side.value(&*record).is_null() {
             return Ok(Verdict::Keep);
@@ -518,9 +524,6 @@ impl<R: ConnectRecord> Transformation<R> for Cast {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        Self::definition()
-    }
 }
 
 #[cfg(test)]
@@ -528,12 +531,12 @@ mod tests {
     use super::*;
     use crate::util::test_support::*;
     use connect_api::logical::{date_schema, decimal_schema, time_schema, timestamp_schema};
-    use connect_api::{ErrorKind, SinkRecord};
+    use connect_api::ErrorKind;
     use proptest::prelude::*;
 
     fn smt(side: Side, spec: &str) -> Result<Cast> {
         let mut t = Cast::new(side);
-        Transformation::<SinkRecord>::configure(&mut t, &props(&[("spec", spec)]))?;
+        t.configure(&props(&[("spec", spec)]))?;
         Ok(t)
     }
 
@@ -555,7 +558,7 @@ mod tests {
             |e: &ConnectError| matches!(e.kind(), ErrorKind::Config { key } if key == "spec");
         let e = Cast::new(Side::Value);
         let mut e2 = e;
-        let missing = Transformation::<SinkRecord>::configure(&mut e2, &props(&[])).unwrap_err();
+        let missing = e2.configure(&props(&[])).unwrap_err();
         assert!(key_is_spec(&missing));
         for (spec, message) in [
             ("", "Must specify at least one field to cast."),
@@ -574,9 +577,7 @@ mod tests {
             assert!(e.to_string().contains(message), "{spec}: {e}");
         }
         let mut t = Cast::new(Side::Value);
-        let e = Transformation::<SinkRecord>::configure(
-            &mut t,
-            &props(&[("spec", "int8"), ("replace.null.with.default", "x")]),
+        let e = t.configure(&props(&[("spec", "int8"), ("replace.null.with.default", "x")]),
         )
         .unwrap_err();
         assert!(
@@ -962,9 +963,7 @@ mod tests {
     #[test]
     fn replace_null_with_default_false_keeps_null() {
         let mut t = Cast::new(Side::Value);
-        Transformation::<SinkRecord>::configure(
-            &mut t,
-            &props(&[
+        t.configure(&props(&[
                 ("spec", "dflt:string"),
                 ("replace.null.with.default", "false"),
             ]),
@@ -1077,7 +1076,7 @@ mod tests {
 
     #[test]
     fn every_key_is_documented() {
-        let def = Transformation::<SinkRecord>::config_def(&Cast::new(Side::Value));
+        let def = Configurable::config_def(&Cast::new(Side::Value));
         assert_eq!(def.keys().len(), 2);
         assert!(def.keys().iter().all(|k| !k.documentation.is_empty()));
     }

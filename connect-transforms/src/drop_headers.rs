@@ -2,7 +2,7 @@
 
 use connect_api::config::validators::ListSize;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{ConnectRecord, Result};
 
 /// Kafka's class name.
@@ -14,13 +14,13 @@ const HEADERS: &str = "headers";
 ///
 /// ```
 /// use connect_api::config::ConfigMap;
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Headers, Record, SinkRecord, Value};
 /// use connect_transforms::drop_headers::DropHeaders;
 ///
 /// let mut smt = DropHeaders::new();
 /// let cfg: ConfigMap = [("headers".to_string(), "a,b".to_string())].into();
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 /// let mut h = Headers::new();
 /// h.add_string("a", "1").add_string("c", "3").add_string("a", "2");
 /// let rec = SinkRecord::new(Record::new("t", None, Value::Null).with_headers(h), 0, 0);
@@ -52,13 +52,19 @@ pub fn config_def() -> ConfigDef {
     )
 }
 
-impl<R: ConnectRecord> Transformation<R> for DropHeaders {
+impl Configurable for DropHeaders {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let cfg = config_def().parse(config)?;
         self.headers = cfg.get_list(HEADERS).unwrap_or_default().to_vec();
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        config_def()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for DropHeaders {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let names = &self.headers;
         record
@@ -68,9 +74,6 @@ impl<R: ConnectRecord> Transformation<R> for DropHeaders {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        config_def()
-    }
 }
 
 #[cfg(test)]
@@ -84,7 +87,7 @@ mod tests {
             .map(|h| (HEADERS.to_string(), h.to_string()))
             .into_iter()
             .collect();
-        Transformation::<SinkRecord>::configure(&mut smt, &cfg)?;
+        smt.configure(&cfg)?;
         Ok(smt)
     }
 

@@ -21,7 +21,7 @@
 
 use connect_api::config::validators::ValidString;
 use connect_api::config::{ConfigKey, ConfigType, Importance};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{ConfigDef, ConfigMap, ConnectError, ConnectRecord, Result, Schema, Value};
 
 use crate::util::{
@@ -174,14 +174,14 @@ pub fn field_path_steps(
 /// Extracts one field; see the [module docs](self).
 ///
 /// ```
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, SinkRecord, Value};
 /// use connect_transforms::extract_field::ExtractField;
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = ExtractField::new(Side::Value);
 /// let cfg = connect_api::ConfigMap::from([("field", "after.id"), ("field.syntax.version", "V2")]);
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 ///
 /// let value = Value::string_map([("after", Value::string_map([("id", Value::Int64(5))]))]);
 /// let out = smt.apply(SinkRecord::new(Record::new("t", None, value), 0, 0)).unwrap().unwrap();
@@ -261,7 +261,7 @@ impl ExtractField {
     }
 }
 
-impl<R: ConnectRecord> Transformation<R> for ExtractField {
+impl Configurable for ExtractField {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let parsed = Self::definition().parse(config)?;
         let original = parsed.get_string(FIELD).unwrap_or_default().to_string();
@@ -284,6 +284,12 @@ impl<R: ConnectRecord> Transformation<R> for ExtractField {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        Self::definition()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for ExtractField {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let (schema, value) = self.side.take(record);
         let (schema, value) = match schema {
@@ -306,21 +312,18 @@ impl<R: ConnectRecord> Transformation<R> for ExtractField {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        Self::definition()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::util::test_support::*;
-    use connect_api::{ErrorKind, SchemaBuilder, SinkRecord, Struct};
+    use connect_api::{ErrorKind, SchemaBuilder, Struct};
     use FieldSyntaxVersion::*;
 
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<ExtractField> {
         let mut t = ExtractField::new(side);
-        Transformation::<SinkRecord>::configure(&mut t, &props(pairs))?;
+        t.configure(&props(pairs))?;
         Ok(t)
     }
 
@@ -641,7 +644,7 @@ mod tests {
 
     #[test]
     fn every_key_is_documented() {
-        let def = Transformation::<SinkRecord>::config_def(&ExtractField::new(Side::Value));
+        let def = Configurable::config_def(&ExtractField::new(Side::Value));
         assert_eq!(def.keys().len(), 3);
         assert!(def.keys().iter().all(|k| !k.documentation.is_empty()));
     }

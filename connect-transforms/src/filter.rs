@@ -2,7 +2,7 @@
 //! (`transforms.f.predicate=isTombstone`) to drop only matching records.
 
 use connect_api::config::ConfigDef;
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{ConnectRecord, Result};
 
 /// Kafka's class name.
@@ -33,14 +33,17 @@ pub fn config_def() -> ConfigDef {
     ConfigDef::new()
 }
 
+impl Configurable for Filter {
+    fn config_def(&self) -> ConfigDef {
+        config_def()
+    }
+}
+
 impl<R: ConnectRecord> Transformation<R> for Filter {
     fn transform(&mut self, _record: &mut R) -> Result<Verdict> {
         Ok(Verdict::Drop)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        config_def()
-    }
 }
 
 #[cfg(test)]
@@ -53,7 +56,7 @@ mod tests {
     fn drops_every_record_and_accepts_any_config() {
         let mut f = Filter::new();
         let cfg: ConfigMap = [("unrelated".to_string(), "x".to_string())].into();
-        Transformation::<SourceRecord>::configure(&mut f, &cfg).unwrap();
+        f.configure(&cfg).unwrap();
         for v in [Value::Null, Value::from("x")] {
             let rec = SourceRecord::new(
                 Default::default(),
@@ -62,7 +65,7 @@ mod tests {
             );
             assert!(f.apply(rec).unwrap().is_none());
         }
-        assert!(Transformation::<SourceRecord>::config_def(&f)
+        assert!(Configurable::config_def(&f)
             .keys()
             .is_empty());
     }

@@ -21,7 +21,7 @@
 //! passes through unchanged.
 
 use connect_api::config::{ConfigKey, ConfigType, Importance};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{
     ConfigDef, ConfigMap, ConnectError, ConnectRecord, Result, Schema, Struct, Type, Value,
 };
@@ -41,14 +41,14 @@ const DELIMITER: &str = "delimiter";
 /// Flattens nested structs and maps; see the [module docs](self).
 ///
 /// ```
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, SinkRecord, Value};
 /// use connect_transforms::flatten::Flatten;
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = Flatten::new(Side::Value);
 /// let cfg = connect_api::ConfigMap::from([("delimiter", "_")]);
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 ///
 /// let value = Value::string_map([("user", Value::string_map([("id", Value::Int64(1))]))]);
 /// let out = smt.apply(SinkRecord::new(Record::new("t", None, value), 0, 0)).unwrap().unwrap();
@@ -236,7 +236,7 @@ fn collect_leaves(
     Ok(())
 }
 
-impl<R: ConnectRecord> Transformation<R> for Flatten {
+impl Configurable for Flatten {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let parsed = Self::definition().parse(config)?;
         self.naming.delimiter = parsed.get_string(DELIMITER).unwrap_or(".").to_string();
@@ -244,6 +244,12 @@ impl<R: ConnectRecord> Transformation<R> for Flatten {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        Self::definition()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for Flatten {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         if self.side.value(&*record).is_null() {
             return Ok(Verdict::Keep);
@@ -279,9 +285,6 @@ impl<R: ConnectRecord> Transformation<R> for Flatten {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        Self::definition()
-    }
 }
 
 #[cfg(test)]
@@ -289,12 +292,12 @@ mod tests {
     use super::*;
     use crate::util::test_support::*;
     use connect_api::logical::{decimal_schema, timestamp_schema};
-    use connect_api::{Decimal, SchemaBuilder, SinkRecord};
+    use connect_api::{Decimal, SchemaBuilder};
     use proptest::prelude::*;
 
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<Flatten> {
         let mut t = Flatten::new(side);
-        Transformation::<SinkRecord>::configure(&mut t, &props(pairs))?;
+        t.configure(&props(pairs))?;
         Ok(t)
     }
 
@@ -679,7 +682,7 @@ mod tests {
 
     #[test]
     fn config_key_is_documented_and_defaults_to_a_dot() {
-        let def = Transformation::<SinkRecord>::config_def(&Flatten::new(Side::Value));
+        let def = Configurable::config_def(&Flatten::new(Side::Value));
         assert_eq!(def.keys().len(), 1);
         assert!(!def.keys()[0].documentation.is_empty());
         let mut t = smt(Side::Value, &[]).unwrap();

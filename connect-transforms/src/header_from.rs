@@ -3,7 +3,7 @@
 
 use connect_api::config::validators::{ListSize, ValidString};
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{
     ConnectError, ConnectRecord, Header, Result, Schema, SchemaBuilder, Struct, Value,
 };
@@ -30,14 +30,14 @@ struct Config {
 ///
 /// ```
 /// use connect_api::config::ConfigMap;
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, SinkRecord, Value};
 /// use connect_transforms::header_from::HeaderFrom;
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = HeaderFrom::new(Side::Value);
 /// let cfg = ConfigMap::from([("fields", "id"), ("headers", "x-id"), ("operation", "move")]);
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 /// let value = Value::string_map([("id", Value::Int64(7)), ("n", Value::from("a"))]);
 /// let out = smt.apply(SinkRecord::new(Record::new("t", None, value), 0, 0)).unwrap().unwrap();
 /// assert_eq!(out.record.headers.last_with_name("x-id").unwrap().value(), &Value::Int64(7));
@@ -216,7 +216,7 @@ impl Config {
     }
 }
 
-impl<R: ConnectRecord> Transformation<R> for HeaderFrom {
+impl Configurable for HeaderFrom {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let cfg = config_def().parse(config)?;
         let fields = cfg.get_list(FIELDS).unwrap_or_default().to_vec();
@@ -237,6 +237,12 @@ impl<R: ConnectRecord> Transformation<R> for HeaderFrom {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        config_def()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for HeaderFrom {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let cfg = self
             .config
@@ -259,9 +265,6 @@ impl<R: ConnectRecord> Transformation<R> for HeaderFrom {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        config_def()
-    }
 }
 
 #[cfg(test)]
@@ -272,7 +275,7 @@ mod tests {
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<HeaderFrom> {
         let mut t = HeaderFrom::new(side);
         let cfg: ConfigMap = ConfigMap::from_pairs(pairs.iter().copied());
-        Transformation::<SinkRecord>::configure(&mut t, &cfg)?;
+        t.configure(&cfg)?;
         Ok(t)
     }
 

@@ -13,7 +13,7 @@
 //! the old schema to be optional (else a data error, as Kafka's `Struct.put`).
 
 use connect_api::config::{ConfigKey, ConfigType, Importance};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{ConfigDef, ConfigMap, ConnectRecord, Result, SchemaBuilder, Struct, Value};
 
 use crate::util::{SchemaCache, Side};
@@ -26,14 +26,14 @@ const FIELD: &str = "field";
 /// Wraps the operand in a one-field struct or map; see the [module docs](self).
 ///
 /// ```
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, Schema, SinkRecord, Value};
 /// use connect_transforms::hoist_field::HoistField;
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = HoistField::new(Side::Value);
 /// let cfg = connect_api::ConfigMap::from([("field", "line")]);
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 ///
 /// let rec = SinkRecord::new(Record::new("t", Some(Schema::string()), "hello".into()), 0, 0);
 /// let out = smt.apply(rec).unwrap().unwrap();
@@ -69,7 +69,7 @@ impl HoistField {
     }
 }
 
-impl<R: ConnectRecord> Transformation<R> for HoistField {
+impl Configurable for HoistField {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let parsed = Self::definition().parse(config)?;
         self.field = parsed.get_string(FIELD).unwrap_or_default().to_string();
@@ -77,6 +77,12 @@ impl<R: ConnectRecord> Transformation<R> for HoistField {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        Self::definition()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for HoistField {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let (schema, value) = self.side.take(record);
         let (schema, value) = match schema {
@@ -103,21 +109,18 @@ impl<R: ConnectRecord> Transformation<R> for HoistField {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        Self::definition()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::util::test_support::*;
-    use connect_api::{ErrorKind, Schema, SinkRecord};
+    use connect_api::{ErrorKind, Schema};
 
     fn smt(side: Side, field: Option<&str>) -> Result<HoistField> {
         let mut t = HoistField::new(side);
         let pairs: Vec<(&str, &str)> = field.map(|f| ("field", f)).into_iter().collect();
-        Transformation::<SinkRecord>::configure(&mut t, &props(&pairs))?;
+        t.configure(&props(&pairs))?;
         Ok(t)
     }
 
@@ -206,7 +209,7 @@ mod tests {
 
     #[test]
     fn every_key_is_documented() {
-        let def = Transformation::<SinkRecord>::config_def(&HoistField::new(Side::Value));
+        let def = Configurable::config_def(&HoistField::new(Side::Value));
         assert_eq!(def.keys().len(), 1);
         assert!(!def.keys()[0].documentation.is_empty());
     }

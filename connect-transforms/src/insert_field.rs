@@ -22,7 +22,7 @@
 
 use connect_api::config::{ConfigKey, ConfigType, Importance};
 use connect_api::logical::{timestamp_builder, timestamp_schema};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{
     ConfigDef, ConfigMap, ConnectError, ConnectRecord, Result, Schema, Struct, Value,
 };
@@ -48,14 +48,14 @@ const STATIC_VALUE: &str = "static.value";
 /// Adds metadata or static fields; see the [module docs](self).
 ///
 /// ```
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, SinkRecord, Value};
 /// use connect_transforms::insert_field::InsertField;
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = InsertField::new(Side::Value);
 /// let cfg = connect_api::ConfigMap::from([("topic.field", "source_topic!"), ("static.field", "dc"), ("static.value", "eu-1")]);
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 ///
 /// let value = Value::string_map([("id", Value::Int64(1))]);
 /// let out = smt.apply(SinkRecord::new(Record::new("orders", None, value), 0, 9)).unwrap().unwrap();
@@ -287,7 +287,7 @@ impl InsertField {
     }
 }
 
-impl<R: ConnectRecord> Transformation<R> for InsertField {
+impl Configurable for InsertField {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let parsed = Self::definition().parse(config)?;
         let spec = |key: &str| {
@@ -332,6 +332,12 @@ impl<R: ConnectRecord> Transformation<R> for InsertField {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        Self::definition()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for InsertField {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         if self.side.value(&*record).is_null() {
             return Ok(Verdict::Keep);
@@ -348,9 +354,6 @@ impl<R: ConnectRecord> Transformation<R> for InsertField {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        Self::definition()
-    }
 }
 
 #[cfg(test)]
@@ -358,11 +361,11 @@ mod tests {
     use super::*;
     use crate::util::test_support::*;
     use connect_api::logical::TIMESTAMP_NAME;
-    use connect_api::{ErrorKind, SchemaBuilder, SinkRecord, SourceRecord};
+    use connect_api::{ErrorKind, SchemaBuilder};
 
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<InsertField> {
         let mut t = InsertField::new(side);
-        Transformation::<SinkRecord>::configure(&mut t, &props(pairs))?;
+        t.configure(&props(pairs))?;
         Ok(t)
     }
 
@@ -495,7 +498,7 @@ mod tests {
     #[test]
     fn offset_field_needs_a_sink_record() {
         let mut t = InsertField::new(Side::Value);
-        Transformation::<SourceRecord>::configure(&mut t, &props(&[("offset.field", "o")]))
+        t.configure(&props(&[("offset.field", "o")]))
             .unwrap();
         let e = t
             .apply(source(None, Value::string_map([("a", Value::Int32(1))])))
@@ -509,9 +512,7 @@ mod tests {
     #[test]
     fn source_records_get_topic_and_missing_optional_metadata_as_null() {
         let mut t = InsertField::new(Side::Value);
-        Transformation::<SourceRecord>::configure(
-            &mut t,
-            &props(&[
+        t.configure(&props(&[
                 ("topic.field", "t"),
                 ("partition.field", "p"),
                 ("timestamp.field", "ts"),
@@ -532,7 +533,7 @@ mod tests {
     #[test]
     fn required_field_without_a_value_is_an_error() {
         let mut t = InsertField::new(Side::Value);
-        Transformation::<SourceRecord>::configure(&mut t, &props(&[("partition.field", "p!")]))
+        t.configure(&props(&[("partition.field", "p!")]))
             .unwrap();
         let e = t
             .apply(source(Some(input_schema()), input_value()))
@@ -662,7 +663,7 @@ mod tests {
 
     #[test]
     fn every_key_is_documented() {
-        let def = Transformation::<SinkRecord>::config_def(&InsertField::new(Side::Value));
+        let def = Configurable::config_def(&InsertField::new(Side::Value));
         assert_eq!(def.keys().len(), 7);
         assert!(def.keys().iter().all(|k| !k.documentation.is_empty()));
     }

@@ -4,7 +4,7 @@
 
 use connect_api::config::validators::NonNull;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::values::parse_string;
 use connect_api::{ConnectError, ConnectRecord, Header, Result};
 
@@ -18,13 +18,13 @@ const VALUE_LITERAL: &str = "value.literal";
 ///
 /// ```
 /// use connect_api::config::ConfigMap;
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, Schema, SinkRecord, Value};
 /// use connect_transforms::insert_header::InsertHeader;
 ///
 /// let mut smt = InsertHeader::new();
 /// let cfg = ConfigMap::from([("header", "retries"), ("value.literal", "3")]);
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 /// let out = smt.apply(SinkRecord::new(Record::new("t", None, Value::Null), 0, 0)).unwrap().unwrap();
 /// let h = out.record.headers.last_with_name("retries").unwrap();
 /// assert_eq!((h.schema(), h.value()), (Some(&Schema::int8()), &Value::Int8(3)));
@@ -58,7 +58,7 @@ pub fn config_def() -> ConfigDef {
         )
 }
 
-impl<R: ConnectRecord> Transformation<R> for InsertHeader {
+impl Configurable for InsertHeader {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let cfg = config_def().parse(config)?;
         let parsed = parse_string(cfg.get_string(VALUE_LITERAL).unwrap_or_default());
@@ -70,6 +70,12 @@ impl<R: ConnectRecord> Transformation<R> for InsertHeader {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        config_def()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for InsertHeader {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let header = self
             .header
@@ -79,9 +85,6 @@ impl<R: ConnectRecord> Transformation<R> for InsertHeader {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        config_def()
-    }
 }
 
 #[cfg(test)]
@@ -92,7 +95,7 @@ mod tests {
     fn smt(pairs: &[(&str, &str)]) -> Result<InsertHeader> {
         let mut t = InsertHeader::new();
         let cfg: ConfigMap = ConfigMap::from_pairs(pairs.iter().copied());
-        Transformation::<SourceRecord>::configure(&mut t, &cfg)?;
+        t.configure(&cfg)?;
         Ok(t)
     }
 

@@ -22,7 +22,7 @@
 
 use connect_api::config::validators::Lambda;
 use connect_api::config::{ConfigKey, ConfigType, ConfigValue, Importance};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{
     values, ConfigDef, ConfigMap, ConnectError, ConnectRecord, Decimal, Result, Value,
 };
@@ -46,14 +46,14 @@ const MAX_RESCALE: u32 = 1000;
 /// Masks fields; see the [module docs](self).
 ///
 /// ```
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, SinkRecord, Value};
 /// use connect_transforms::mask_field::MaskField;
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = MaskField::new(Side::Value);
 /// let cfg = connect_api::ConfigMap::from([("fields", "ssn,age")]);
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 ///
 /// let value = Value::string_map([("ssn", Value::from("123-45-6789")), ("age", Value::Int32(42))]);
 /// let out = smt.apply(SinkRecord::new(Record::new("people", None, value), 0, 0)).unwrap().unwrap();
@@ -300,7 +300,7 @@ impl MaskField {
     }
 }
 
-impl<R: ConnectRecord> Transformation<R> for MaskField {
+impl Configurable for MaskField {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let parsed = Self::definition().parse(config)?;
         let mut fields: Vec<String> = parsed.get_list(FIELDS).unwrap_or_default().to_vec();
@@ -312,6 +312,12 @@ impl<R: ConnectRecord> Transformation<R> for MaskField {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        Self::definition()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for MaskField {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let (schema, value) = self.side.take(record);
         let value = match schema {
@@ -322,9 +328,6 @@ impl<R: ConnectRecord> Transformation<R> for MaskField {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        Self::definition()
-    }
 }
 
 #[cfg(test)]
@@ -332,11 +335,11 @@ mod tests {
     use super::*;
     use crate::util::test_support::*;
     use connect_api::logical::{date_schema, decimal_schema, time_schema, timestamp_schema};
-    use connect_api::{ErrorKind, Schema, SchemaBuilder, SinkRecord, Struct};
+    use connect_api::{ErrorKind, Schema, SchemaBuilder, Struct};
 
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<MaskField> {
         let mut t = MaskField::new(side);
-        Transformation::<SinkRecord>::configure(&mut t, &props(pairs))?;
+        t.configure(&props(pairs))?;
         Ok(t)
     }
 
@@ -659,7 +662,7 @@ mod tests {
 
     #[test]
     fn every_key_is_documented() {
-        let def = Transformation::<SinkRecord>::config_def(&MaskField::new(Side::Value));
+        let def = Configurable::config_def(&MaskField::new(Side::Value));
         assert_eq!(def.keys().len(), 3);
         assert!(def.keys().iter().all(|k| !k.documentation.is_empty()));
     }

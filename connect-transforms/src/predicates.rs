@@ -4,7 +4,7 @@
 
 use connect_api::config::validators::NonEmptyString;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::Predicate;
+use connect_api::transform::{Configurable, Predicate};
 use connect_api::{ConnectError, ConnectRecord, Result};
 use regex::Regex;
 
@@ -25,13 +25,13 @@ const NAME: &str = "name";
 ///
 /// ```
 /// use connect_api::config::ConfigMap;
-/// use connect_api::transform::Predicate;
+/// use connect_api::transform::{Configurable, Predicate};
 /// use connect_api::{Record, SinkRecord, Value};
 /// use connect_transforms::predicates::TopicNameMatches;
 ///
 /// let mut p = TopicNameMatches::new();
 /// let cfg: ConfigMap = [("pattern".to_string(), "orders-.*".to_string())].into();
-/// Predicate::<SinkRecord>::configure(&mut p, &cfg).unwrap();
+/// p.configure(&cfg).unwrap();
 /// assert!(p.test(&SinkRecord::new(Record::new("orders-eu", None, Value::Null), 0, 0)));
 /// assert!(!p.test(&SinkRecord::new(Record::new("my-orders-eu", None, Value::Null), 0, 0)));
 /// ```
@@ -59,7 +59,7 @@ impl TopicNameMatches {
     }
 }
 
-impl<R: ConnectRecord> Predicate<R> for TopicNameMatches {
+impl Configurable for TopicNameMatches {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let cfg = Self::config_def().parse(config)?;
         let pattern = cfg.get_string(PATTERN).unwrap_or_default();
@@ -70,28 +70,31 @@ impl<R: ConnectRecord> Predicate<R> for TopicNameMatches {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        Self::config_def()
+    }
+}
+
+impl<R: ConnectRecord> Predicate<R> for TopicNameMatches {
     fn test(&self, record: &R) -> bool {
         self.pattern
             .as_ref()
             .is_some_and(|p| p.is_match(&record.record().topic))
     }
 
-    fn config_def(&self) -> ConfigDef {
-        Self::config_def()
-    }
 }
 
 /// True when the record has at least one header with key `name`.
 ///
 /// ```
 /// use connect_api::config::ConfigMap;
-/// use connect_api::transform::Predicate;
+/// use connect_api::transform::{Configurable, Predicate};
 /// use connect_api::{Headers, Record, SinkRecord, Value};
 /// use connect_transforms::predicates::HasHeaderKey;
 ///
 /// let mut p = HasHeaderKey::new();
 /// let cfg: ConfigMap = [("name".to_string(), "trace".to_string())].into();
-/// Predicate::<SinkRecord>::configure(&mut p, &cfg).unwrap();
+/// p.configure(&cfg).unwrap();
 /// let mut h = Headers::new();
 /// h.add_string("trace", "1");
 /// assert!(p.test(&SinkRecord::new(Record::new("t", None, Value::Null).with_headers(h), 0, 0)));
@@ -118,20 +121,23 @@ impl HasHeaderKey {
     }
 }
 
-impl<R: ConnectRecord> Predicate<R> for HasHeaderKey {
+impl Configurable for HasHeaderKey {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let cfg = Self::config_def().parse(config)?;
         self.name = cfg.get_string(NAME).unwrap_or_default().to_string();
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        Self::config_def()
+    }
+}
+
+impl<R: ConnectRecord> Predicate<R> for HasHeaderKey {
     fn test(&self, record: &R) -> bool {
         record.record().headers.iter().any(|h| h.key() == self.name)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        Self::config_def()
-    }
 }
 
 /// True when the record's value is null (a tombstone), whatever its schema.
@@ -152,6 +158,8 @@ impl RecordIsTombstone {
         RecordIsTombstone
     }
 }
+
+impl Configurable for RecordIsTombstone {}
 
 impl<R: ConnectRecord> Predicate<R> for RecordIsTombstone {
     fn test(&self, record: &R) -> bool {
@@ -179,21 +187,21 @@ mod tests {
     #[test]
     fn topic_name_matches_needs_a_full_match() {
         let mut p = TopicNameMatches::new();
-        Predicate::<SourceRecord>::configure(&mut p, &cfg(PATTERN, "a|ab")).unwrap();
+        p.configure(&cfg(PATTERN, "a|ab")).unwrap();
         assert!(p.test(&rec("ab", Value::Null)));
         assert!(p.test(&rec("a", Value::Null)));
         assert!(!p.test(&rec("abc", Value::Null)));
-        let e = Predicate::<SourceRecord>::configure(&mut p, &cfg(PATTERN, "(")).unwrap_err();
+        let e = p.configure(&cfg(PATTERN, "(")).unwrap_err();
         assert!(e.to_string().contains("pattern"), "{e}");
-        let e = Predicate::<SourceRecord>::configure(&mut p, &cfg(PATTERN, "")).unwrap_err();
+        let e = p.configure(&cfg(PATTERN, "")).unwrap_err();
         assert!(e.to_string().contains("non-empty"), "{e}");
-        assert!(Predicate::<SourceRecord>::configure(&mut p, &ConfigMap::new()).is_err());
+        assert!(p.configure(&ConfigMap::new()).is_err());
     }
 
     #[test]
     fn has_header_key() {
         let mut p = HasHeaderKey::new();
-        Predicate::<SinkRecord>::configure(&mut p, &cfg(NAME, "h")).unwrap();
+        p.configure(&cfg(NAME, "h")).unwrap();
         let mut headers = Headers::new();
         headers.add_string("other", "x");
         let r = SinkRecord::new(
@@ -209,7 +217,7 @@ mod tests {
             0,
         );
         assert!(p.test(&r));
-        assert!(Predicate::<SinkRecord>::configure(&mut p, &ConfigMap::new()).is_err());
+        assert!(p.configure(&ConfigMap::new()).is_err());
     }
 
     #[test]

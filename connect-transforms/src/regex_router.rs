@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{ConnectError, ConnectRecord, Result};
 use regex::{Captures, Regex};
 
@@ -147,13 +147,13 @@ struct Config {
 ///
 /// ```
 /// use connect_api::config::ConfigMap;
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, SinkRecord, Value};
 /// use connect_transforms::regex_router::RegexRouter;
 ///
 /// let mut smt = RegexRouter::new();
 /// let cfg = ConfigMap::from([("regex", "(.*)-prod"), ("replacement", "$1")]);
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 /// let out = smt.apply(SinkRecord::new(Record::new("orders-prod", None, Value::Null), 0, 0)).unwrap().unwrap();
 /// assert_eq!(&*out.record.topic, "orders");
 /// ```
@@ -217,7 +217,7 @@ pub fn config_def() -> ConfigDef {
         )
 }
 
-impl<R: ConnectRecord> Transformation<R> for RegexRouter {
+impl Configurable for RegexRouter {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let cfg = config_def().parse(config)?;
         let pattern = cfg.get_string(REGEX).unwrap_or_default();
@@ -237,15 +237,18 @@ impl<R: ConnectRecord> Transformation<R> for RegexRouter {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        config_def()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for RegexRouter {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let routed = self.route(&record.record().topic)?;
         record.record_mut().topic = routed;
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        config_def()
-    }
 }
 
 #[cfg(test)]
@@ -257,7 +260,7 @@ mod tests {
     fn router(regex: &str, replacement: &str) -> Result<RegexRouter> {
         let mut r = RegexRouter::new();
         let cfg = ConfigMap::from([(REGEX, regex), (REPLACEMENT, replacement)]);
-        Transformation::<SinkRecord>::configure(&mut r, &cfg)?;
+        r.configure(&cfg)?;
         Ok(r)
     }
 
@@ -312,7 +315,7 @@ mod tests {
         }
         let e = RegexRouter::new();
         let err =
-            Transformation::<SinkRecord>::configure(&mut { e }, &ConfigMap::new()).unwrap_err();
+            Configurable::configure(&mut { e }, &ConfigMap::new()).unwrap_err();
         assert!(err.to_string().contains("regex"));
     }
 

@@ -67,12 +67,13 @@ pub fn short_alias(class: &str) -> &str {
 /// Maps class names and aliases to transform and predicate factories.
 ///
 /// ```
-/// use connect_api::transform::{Transformation, Verdict};
+/// use connect_api::transform::{Configurable, Transformation, Verdict};
 /// use connect_api::{ConnectRecord, Record, Result, SinkRecord, Value};
 /// use connect_transforms::registry::TransformRegistry;
 ///
 /// #[derive(Default)]
 /// struct Upper;
+/// impl Configurable for Upper {}
 /// impl<R: ConnectRecord> Transformation<R> for Upper {
 ///     fn transform(&mut self, r: &mut R) -> Result<Verdict> {
 ///         let t = r.record().topic.to_uppercase();
@@ -377,13 +378,18 @@ mod tests {
 
     #[test]
     fn users_register_and_override_per_record_type() {
+        use connect_api::transform::Configurable;
+
         #[derive(Default)]
         struct Tag(String);
-        impl Transformation<SinkRecord> for Tag {
+        impl Configurable for Tag {
             fn configure(&mut self, c: &ConfigMap) -> connect_api::Result<()> {
                 self.0 = c.get("tag").cloned().unwrap_or_default();
                 Ok(())
             }
+        }
+
+        impl Transformation<SinkRecord> for Tag {
             fn transform(
                 &mut self,
                 r: &mut SinkRecord,

@@ -23,7 +23,7 @@
 use std::collections::{HashMap, HashSet};
 
 use connect_api::config::{validators::Lambda, ConfigKey, ConfigType, Importance};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{
     ConfigDef, ConfigMap, ConnectError, ConnectRecord, Field, Result, Schema, Struct, Value,
 };
@@ -47,14 +47,14 @@ const WHITELIST: &str = "whitelist";
 /// Drops, keeps and renames fields; see the [module docs](self).
 ///
 /// ```
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, Schema, SchemaBuilder, SinkRecord, Struct, Value};
 /// use connect_transforms::replace_field::ReplaceField;
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = ReplaceField::new(Side::Value);
 /// let cfg = connect_api::ConfigMap::from([("exclude", "ssn"), ("renames", "name:full_name")]);
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 ///
 /// let schema = SchemaBuilder::struct_()
 ///     .field("name", Schema::string())
@@ -229,7 +229,7 @@ impl ReplaceField {
     }
 }
 
-impl<R: ConnectRecord> Transformation<R> for ReplaceField {
+impl Configurable for ReplaceField {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         // Kafka's translation of the deprecated names: used only when the new
         // name is absent.
@@ -263,6 +263,12 @@ impl<R: ConnectRecord> Transformation<R> for ReplaceField {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        Self::definition()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for ReplaceField {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         if self.side.value(&*record).is_null() {
             return Ok(Verdict::Keep);
@@ -279,9 +285,6 @@ impl<R: ConnectRecord> Transformation<R> for ReplaceField {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        Self::definition()
-    }
 }
 
 fn parse_renames(items: &[String]) -> std::result::Result<HashMap<String, String>, String> {
@@ -302,12 +305,12 @@ mod tests {
     use super::*;
     use crate::util::test_support::*;
     use connect_api::SchemaBuilder;
-    use connect_api::{ErrorKind, SinkRecord};
+    use connect_api::ErrorKind;
     use proptest::prelude::*;
 
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<ReplaceField> {
         let mut t = ReplaceField::new(side);
-        Transformation::<SinkRecord>::configure(&mut t, &props(pairs))?;
+        t.configure(&props(pairs))?;
         Ok(t)
     }
 
@@ -553,7 +556,7 @@ mod tests {
 
     #[test]
     fn every_key_is_documented() {
-        let def = Transformation::<SinkRecord>::config_def(&ReplaceField::new(Side::Value));
+        let def = Configurable::config_def(&ReplaceField::new(Side::Value));
         for key in [
             "exclude",
             "include",

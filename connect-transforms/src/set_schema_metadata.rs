@@ -4,7 +4,7 @@
 use connect_api::config::validators::Lambda;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, ConfigValue, Importance};
 use connect_api::logical::{self, LogicalType};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{
     ConnectError, ConnectRecord, Result, Schema, SchemaBuilder, Struct, Type, Value,
 };
@@ -29,14 +29,14 @@ struct Config {
 ///
 /// ```
 /// use connect_api::config::ConfigMap;
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, Schema, SinkRecord, Value};
 /// use connect_transforms::set_schema_metadata::SetSchemaMetadata;
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = SetSchemaMetadata::new(Side::Value);
 /// let cfg: ConfigMap = [("schema.name".to_string(), "com.example.Name".to_string())].into();
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 /// let rec = SinkRecord::new(Record::new("t", Some(Schema::string()), Value::from("x")), 0, 0);
 /// let out = smt.apply(rec).unwrap().unwrap();
 /// assert_eq!(out.record.value_schema.unwrap().name(), Some("com.example.Name"));
@@ -167,7 +167,7 @@ impl Config {
     }
 }
 
-impl<R: ConnectRecord> Transformation<R> for SetSchemaMetadata {
+impl Configurable for SetSchemaMetadata {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let cfg = config_def().parse(config)?;
         let name = cfg.get_string(SCHEMA_NAME).map(str::to_string);
@@ -187,6 +187,12 @@ impl<R: ConnectRecord> Transformation<R> for SetSchemaMetadata {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        config_def()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for SetSchemaMetadata {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let cfg = self
             .config
@@ -210,9 +216,6 @@ impl<R: ConnectRecord> Transformation<R> for SetSchemaMetadata {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        config_def()
-    }
 }
 
 #[cfg(test)]
@@ -223,7 +226,7 @@ mod tests {
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<SetSchemaMetadata> {
         let mut t = SetSchemaMetadata::new(side);
         let cfg: ConfigMap = ConfigMap::from_pairs(pairs.iter().copied());
-        Transformation::<SinkRecord>::configure(&mut t, &cfg)?;
+        t.configure(&cfg)?;
         Ok(t)
     }
 

@@ -12,7 +12,7 @@ pub mod date_format;
 use connect_api::config::validators::ValidString;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
 use connect_api::logical::{self, LogicalType};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{
     ConnectError, ConnectRecord, Result, Schema, SchemaBuilder, Struct, Type, Value,
 };
@@ -175,14 +175,14 @@ struct Config {
 ///
 /// ```
 /// use connect_api::config::ConfigMap;
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, SinkRecord, Value};
 /// use connect_transforms::timestamp_converter::TimestampConverter;
 /// use connect_transforms::util::Side;
 ///
 /// let mut smt = TimestampConverter::new(Side::Value);
 /// let cfg = ConfigMap::from([("target.type", "string"), ("format", "yyyy-MM-dd")]);
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 /// let rec = SinkRecord::new(Record::new("t", None, Value::Int64(1_706_708_700_000)), 0, 0);
 /// let out = smt.apply(rec).unwrap().unwrap();
 /// assert_eq!(out.record.value, Value::from("2024-01-31"));
@@ -483,13 +483,19 @@ impl TimestampConverter {
     }
 }
 
-impl<R: ConnectRecord> Transformation<R> for TimestampConverter {
+impl Configurable for TimestampConverter {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         self.config = Some(Config::parse(config)?);
         self.cache = SchemaCache::default();
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        config_def()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for TimestampConverter {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let (schema, value) = self.side.take(record);
         let (schema, value) = match schema {
@@ -503,9 +509,6 @@ impl<R: ConnectRecord> Transformation<R> for TimestampConverter {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        config_def()
-    }
 }
 
 #[cfg(test)]
@@ -519,7 +522,7 @@ mod tests {
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<TimestampConverter> {
         let mut t = TimestampConverter::new(side);
         let cfg: ConfigMap = ConfigMap::from_pairs(pairs.iter().copied());
-        Transformation::<SinkRecord>::configure(&mut t, &cfg)?;
+        t.configure(&cfg)?;
         Ok(t)
     }
 
@@ -791,7 +794,7 @@ mod tests {
     fn key_side_and_source_records() {
         let mut t = TimestampConverter::new(Side::Key);
         let cfg: ConfigMap = [("target.type".to_string(), "Date".to_string())].into();
-        Transformation::<SourceRecord>::configure(&mut t, &cfg).unwrap();
+        t.configure(&cfg).unwrap();
         let rec = SourceRecord::new(
             Default::default(),
             SourceMap::new(),

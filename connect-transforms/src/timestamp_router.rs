@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{ConnectError, ConnectRecord, Result};
 
 use crate::timestamp_converter::date_format::DateFormat;
@@ -32,12 +32,12 @@ struct Config {
 ///
 /// ```
 /// use connect_api::config::ConfigMap;
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, SinkRecord, Value};
 /// use connect_transforms::timestamp_router::TimestampRouter;
 ///
 /// let mut smt = TimestampRouter::new();
-/// Transformation::<SinkRecord>::configure(&mut smt, &ConfigMap::new()).unwrap();
+/// smt.configure(&ConfigMap::new()).unwrap();
 /// let rec = SinkRecord::new(Record::new("logs", None, Value::Null).with_timestamp(1_706_708_700_000), 0, 0);
 /// assert_eq!(&*smt.apply(rec).unwrap().unwrap().record.topic, "logs-20240131");
 /// ```
@@ -99,7 +99,7 @@ fn compile_topic_format(format: &str) -> Vec<Part> {
     }
 }
 
-impl<R: ConnectRecord> Transformation<R> for TimestampRouter {
+impl Configurable for TimestampRouter {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let cfg = config_def().parse(config)?;
         let format = DateFormat::new(cfg.get_string(TIMESTAMP_FORMAT).unwrap_or_default())
@@ -112,6 +112,12 @@ impl<R: ConnectRecord> Transformation<R> for TimestampRouter {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        config_def()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for TimestampRouter {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let cfg = self
             .config
@@ -156,9 +162,6 @@ impl<R: ConnectRecord> Transformation<R> for TimestampRouter {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        config_def()
-    }
 }
 
 #[cfg(test)]
@@ -171,7 +174,7 @@ mod tests {
     fn router(pairs: &[(&str, &str)]) -> Result<TimestampRouter> {
         let mut r = TimestampRouter::new();
         let cfg: ConfigMap = ConfigMap::from_pairs(pairs.iter().copied());
-        Transformation::<SinkRecord>::configure(&mut r, &cfg)?;
+        r.configure(&cfg)?;
         Ok(r)
     }
 

@@ -17,7 +17,7 @@
 
 use connect_api::config::validators::Lambda;
 use connect_api::config::{ConfigKey, ConfigType, ConfigValue, Importance};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{
     ConfigDef, ConfigMap, ConnectError, ConnectRecord, Result, Schema, SchemaBuilder, Struct, Value,
 };
@@ -34,13 +34,13 @@ const FIELDS: &str = "fields";
 /// Builds the key from value fields; see the [module docs](self).
 ///
 /// ```
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, SinkRecord, Value};
 /// use connect_transforms::value_to_key::ValueToKey;
 ///
 /// let mut smt = ValueToKey::new();
 /// let cfg = connect_api::ConfigMap::from([("fields", "id")]);
-/// Transformation::<SinkRecord>::configure(&mut smt, &cfg).unwrap();
+/// smt.configure(&cfg).unwrap();
 ///
 /// let value = Value::string_map([("id", Value::Int64(7)), ("name", Value::from("x"))]);
 /// let out = smt.apply(SinkRecord::new(Record::new("t", None, value), 0, 0)).unwrap().unwrap();
@@ -132,7 +132,7 @@ impl ValueToKey {
     }
 }
 
-impl<R: ConnectRecord> Transformation<R> for ValueToKey {
+impl Configurable for ValueToKey {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let parsed = Self::definition().parse(config)?;
         self.fields = parsed.get_list(FIELDS).unwrap_or_default().to_vec();
@@ -141,6 +141,12 @@ impl<R: ConnectRecord> Transformation<R> for ValueToKey {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        Self::definition()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for ValueToKey {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let r = record.record();
         let (key_schema, key) = match &r.value_schema {
@@ -157,20 +163,17 @@ impl<R: ConnectRecord> Transformation<R> for ValueToKey {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        Self::definition()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::util::test_support::*;
-    use connect_api::{ErrorKind, SinkRecord};
+    use connect_api::ErrorKind;
 
     fn smt(pairs: &[(&str, &str)]) -> Result<ValueToKey> {
         let mut t = ValueToKey::new();
-        Transformation::<SinkRecord>::configure(&mut t, &props(pairs))?;
+        t.configure(&props(pairs))?;
         Ok(t)
     }
 
@@ -305,7 +308,7 @@ mod tests {
 
     #[test]
     fn every_key_is_documented() {
-        let def = Transformation::<SinkRecord>::config_def(&ValueToKey::default());
+        let def = Configurable::config_def(&ValueToKey::default());
         assert_eq!(def.keys().len(), 2);
         assert!(def.keys().iter().all(|k| !k.documentation.is_empty()));
     }

@@ -18,7 +18,7 @@
 
 use connect_api::config::validators::NonEmptyString;
 use connect_api::config::{ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance};
-use connect_api::transform::{Transformation, Verdict};
+use connect_api::transform::{Configurable, Transformation, Verdict};
 use connect_api::{ConnectError, ConnectRecord, Header, Result, Schema, Value};
 
 /// Name of the header to add.
@@ -31,13 +31,13 @@ pub const HEADER_VALUE: &str = "header.value";
 ///
 /// ```
 /// use connect_api::config::ConfigMap;
-/// use connect_api::transform::Transformation;
+/// use connect_api::transform::{Configurable, Transformation};
 /// use connect_api::{Record, SinkRecord, Value};
 /// use connect_examples::add_header::AddHeader;
 ///
 /// let config = ConfigMap::from([("header.key", "source"), ("header.value", "connect")]);
 /// let mut smt = AddHeader::new();
-/// Transformation::<SinkRecord>::configure(&mut smt, &config).unwrap();
+/// smt.configure(&config).unwrap();
 ///
 /// let record = SinkRecord::new(Record::new("orders", None, Value::from("o-1")), 0, 42);
 /// let out = smt.apply(record).unwrap().expect("AddHeader never drops a record");
@@ -73,7 +73,7 @@ pub fn config_def() -> ConfigDef {
         )
 }
 
-impl<R: ConnectRecord> Transformation<R> for AddHeader {
+impl Configurable for AddHeader {
     fn configure(&mut self, config: &ConfigMap) -> Result<()> {
         let parsed = config_def().parse(config)?;
         let key = parsed.get_string(HEADER_KEY).unwrap_or_default();
@@ -82,6 +82,12 @@ impl<R: ConnectRecord> Transformation<R> for AddHeader {
         Ok(())
     }
 
+    fn config_def(&self) -> ConfigDef {
+        config_def()
+    }
+}
+
+impl<R: ConnectRecord> Transformation<R> for AddHeader {
     fn transform(&mut self, record: &mut R) -> Result<Verdict> {
         let header = self.header.as_ref().ok_or_else(|| {
             ConnectError::other("AddHeader was applied before configure(); configure it first")
@@ -90,9 +96,6 @@ impl<R: ConnectRecord> Transformation<R> for AddHeader {
         Ok(Verdict::Keep)
     }
 
-    fn config_def(&self) -> ConfigDef {
-        config_def()
-    }
 }
 
 #[cfg(test)]
@@ -109,9 +112,7 @@ mod tests {
 
     fn configured() -> AddHeader {
         let mut smt = AddHeader::new();
-        Transformation::<SourceRecord>::configure(
-            &mut smt,
-            &config(&[(HEADER_KEY, "source"), (HEADER_VALUE, "connect")]),
+        smt.configure(&config(&[(HEADER_KEY, "source"), (HEADER_VALUE, "connect")]),
         )
         .unwrap();
         smt
@@ -156,7 +157,7 @@ mod tests {
     #[test]
     fn reports_every_missing_key_at_once() {
         let mut smt = AddHeader::new();
-        let e = Transformation::<SinkRecord>::configure(&mut smt, &ConfigMap::new()).unwrap_err();
+        let e = smt.configure(&ConfigMap::new()).unwrap_err();
         let text = e.to_string();
         assert!(
             text.contains("\"header.key\"") && text.contains("\"header.value\""),
@@ -168,10 +169,10 @@ mod tests {
     fn rejects_an_empty_header_name_but_not_an_empty_value() {
         let mut smt = AddHeader::new();
         let bad = config(&[(HEADER_KEY, " "), (HEADER_VALUE, "x")]);
-        let e = Transformation::<SinkRecord>::configure(&mut smt, &bad).unwrap_err();
+        let e = smt.configure(&bad).unwrap_err();
         assert!(e.to_string().contains("header.key"), "{e}");
         let ok = config(&[(HEADER_KEY, "k"), (HEADER_VALUE, "")]);
-        Transformation::<SinkRecord>::configure(&mut smt, &ok).unwrap();
+        smt.configure(&ok).unwrap();
     }
 
     #[test]

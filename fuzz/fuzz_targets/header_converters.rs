@@ -12,7 +12,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     if let Ok(read) = converter.to_connect_header("t", "h", Some(data)) {
-        let _ = converter.from_connect_header("t", "h", read.schema.as_ref(), &read.value);
+        let mut out = Vec::new();
+        let _ = converter.from_connect_header("t", "h", read.schema.as_ref(), &read.value, &mut out);
     }
     if let Ok(text) = std::str::from_utf8(data) {
         let _ = connect_api::values::parse_string(text);

@@ -4,7 +4,7 @@
 #![no_main]
 
 #[allow(dead_code, unreachable_pub)]
-#[path = "../../connect-runtime/src/bin/connect-smt.rs"]
+#[path = "../../connect-worker/src/bin/connect-smt.rs"]
 mod smt;
 
 use std::cell::RefCell;

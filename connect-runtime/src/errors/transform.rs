@@ -119,7 +119,7 @@ mod tests {
     use std::sync::Arc;
 
     use connect_api::config::ConfigMap;
-    use connect_api::transform::{Transformation, Verdict};
+    use connect_api::transform::{Configurable, Transformation, Verdict};
     use connect_api::{ConfigDef, ConnectError, Record, SinkRecord, Value};
 
     use super::*;
@@ -132,10 +132,17 @@ mod tests {
         error: fn() -> ConnectError,
     }
 
-    impl Transformation<SinkRecord> for Step {
+    impl Configurable for Step {
         fn configure(&mut self, _: &ConfigMap) -> Result<()> {
             Ok(())
         }
+
+        fn config_def(&self) -> ConfigDef {
+            ConfigDef::new()
+        }
+    }
+
+    impl Transformation<SinkRecord> for Step {
         fn transform(&mut self, record: &mut SinkRecord) -> Result<Verdict> {
             self.calls.fetch_add(1, Ordering::SeqCst);
             if self.failures > 0 {
@@ -146,9 +153,6 @@ mod tests {
                 *n += 1;
             }
             Ok(Verdict::Keep)
-        }
-        fn config_def(&self) -> ConfigDef {
-            ConfigDef::new()
         }
     }
 

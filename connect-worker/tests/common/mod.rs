@@ -1,4 +1,4 @@
-//! Helpers shared by the connect-standalone tests.
+//! Helpers shared by the connect-worker tests.
 #![allow(dead_code)]
 
 use std::io::Write;

@@ -9,10 +9,10 @@
 //! Workers started with the same `group.id` and internal topics form one
 //! cluster, Java workers of Kafka Connect 4.4 included; connectors are
 //! created through any worker's REST API. See
-//! `connect_distributed::run` for what the command does.
+//! `connect_worker::distributed` for what the command does.
 
-use connect_distributed::run::run_distributed;
-use connect_standalone::{file_plugins, init_logging, tune_allocator};
+use connect_worker::distributed::run_distributed;
+use connect_worker::{file_plugins, init_logging, tune_allocator};
 
 /// mimalloc, as the standalone worker (BENCHMARKS.md, source pipeline).
 #[global_allocator]

@@ -23,7 +23,7 @@
 //!
 //! let plugins = Plugins::with_builtins(); // register your connectors here
 //! let args: Vec<String> = std::env::args().skip(1).collect();
-//! std::process::exit(connect_distributed::run::run_distributed(args, plugins, Loggers::in_memory("INFO")));
+//! std::process::exit(connect_worker::distributed::run_distributed(args, plugins, Loggers::in_memory("INFO")));
 //! ```
 
 use std::path::Path;
@@ -36,13 +36,16 @@ use connect_runtime::kafka::{ClientConfig, KafkaCluster};
 use connect_runtime::offsets::KafkaOffsetStore;
 use connect_runtime::properties::load_properties;
 use connect_runtime::rest::{Loggers, RestServer};
-use connect_runtime::standalone::{
-    failure, run_command, shutdown_signal, usage, CommandFailure, EXIT_FAILURE,
-};
 use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
 
-use crate::herder::{ConfigTopic, DistributedConfig, DistributedHerder, StatusTopic};
-use crate::stores::{KafkaConfigLog, KafkaStatusStore};
+use connect_distributed::herder::{
+    ConfigTopic, DistributedConfig, DistributedHerder, StatusTopic,
+};
+use connect_distributed::stores::{KafkaConfigLog, KafkaStatusStore};
+
+use crate::cli::{
+    failure, run_command, shutdown_signal, usage, CommandFailure, EXIT_FAILURE,
+};
 
 const USAGE: &str = "usage: connect-distributed WORKER.properties";
 
@@ -185,7 +188,7 @@ async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<()
     );
     // Wrong SASL credentials (or a broker without PLAIN) would otherwise
     // surface only as librdkafka timeouts: check them once, up front.
-    crate::group::check_brokers(&setup.distributed.group)
+    connect_distributed::group::check_brokers(&setup.distributed.group)
         .await
         .map_err(|e| failure(format!("{file}: cannot connect to Kafka: {e}")))?;
     let mut base = ClientConfig::new();
@@ -278,7 +281,7 @@ async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use connect_runtime::standalone::EXIT_USAGE;
+    use crate::cli::EXIT_USAGE;
 
     fn write(name: &str, text: &str) -> String {
         let dir = std::env::temp_dir().join(format!("distributed-load-{}", std::process::id()));

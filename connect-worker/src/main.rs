@@ -15,8 +15,8 @@
 //! Logs go to stderr; `RUST_LOG` sets the initial filter (default `info`),
 //! and `PUT /admin/loggers/{target}` changes it while running.
 
-use connect_runtime::standalone::run_standalone;
-use connect_standalone::{file_plugins, init_logging, tune_allocator};
+use connect_worker::standalone::run_standalone;
+use connect_worker::{file_plugins, init_logging, tune_allocator};
 
 /// mimalloc rather than the system allocator: with glibc's, the producer's
 /// delivery thread freeing librdkafka's buffers contends with the task

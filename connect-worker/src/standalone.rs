@@ -25,7 +25,7 @@
 //!
 //! let plugins = Plugins::with_builtins(); // register your connectors here
 //! let args: Vec<String> = std::env::args().skip(1).collect();
-//! std::process::exit(connect_runtime::standalone::run_standalone(args, plugins, Loggers::in_memory("INFO")));
+//! std::process::exit(connect_worker::standalone::run_standalone(args, plugins, Loggers::in_memory("INFO")));
 //! ```
 
 use std::path::Path;
@@ -33,102 +33,28 @@ use std::sync::Arc;
 
 use connect_api::config::ConfigMap;
 
-use crate::herder::{Herder, StandaloneHerder};
-use crate::kafka::KafkaCluster;
-use crate::offsets::FileOffsetStore;
-use crate::properties::load_properties;
-use crate::rest::{Loggers, RestServer};
-use crate::status::TargetState;
-use crate::worker::{Plugins, Worker, WorkerConfig};
+use connect_runtime::herder::{Herder, StandaloneHerder};
+use connect_runtime::kafka::rdkafka_adapter::{MockKafka, RdKafkaCluster};
+use connect_runtime::kafka::{ClientConfig, KafkaCluster};
+use connect_runtime::offsets::FileOffsetStore;
+use connect_runtime::properties::load_properties;
+use connect_runtime::rest::{Loggers, RestServer};
+use connect_runtime::status::TargetState;
+use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
 
-/// Exit code: stopped cleanly.
-pub const EXIT_OK: i32 = 0;
-/// Exit code: a runtime failure (Kafka, REST port, a connector that cannot be created).
-pub const EXIT_FAILURE: i32 = 1;
-/// Exit code: bad arguments or configuration.
-pub const EXIT_USAGE: i32 = 2;
+use crate::cli::{
+    failure, run_command, shutdown_signal, usage, CommandFailure, EXIT_FAILURE,
+};
 
 const USAGE: &str = "usage: connect-standalone WORKER.properties [CONNECTOR.properties ...]";
 
-/// Why a worker command could not run: a message and the exit code.
-#[derive(Debug)]
-pub struct CommandFailure {
-    /// [`EXIT_USAGE`] or [`EXIT_FAILURE`].
-    pub code: i32,
-    /// What went wrong, naming the file and key when it is the config.
-    pub message: String,
-}
-
-/// Bad arguments or configuration ([`EXIT_USAGE`]).
-pub fn usage(message: impl Into<String>) -> CommandFailure {
-    CommandFailure {
-        code: EXIT_USAGE,
-        message: message.into(),
-    }
-}
-
-/// A runtime failure ([`EXIT_FAILURE`]).
-pub fn failure(message: impl Into<String>) -> CommandFailure {
-    CommandFailure {
-        code: EXIT_FAILURE,
-        message: message.into(),
-    }
-}
-
 /// Run the standalone worker with `args` (the command's arguments, without
 /// the program name) on a new tokio runtime until SIGINT/SIGTERM; returns
-/// the process exit code ([`EXIT_OK`], [`EXIT_FAILURE`], [`EXIT_USAGE`]).
+/// the process exit code ([`EXIT_OK`](crate::cli::EXIT_OK), [`EXIT_FAILURE`],
+/// [`EXIT_USAGE`](crate::cli::EXIT_USAGE)).
 /// Errors are logged through `tracing`.
 pub fn run_standalone(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> i32 {
     run_command(run(args, plugins, loggers, shutdown_signal()))
-}
-
-/// Run a worker command's `main` on a new multi-threaded tokio runtime and
-/// turn its outcome into an exit code, logging the failure.
-pub fn run_command(
-    main: impl std::future::Future<Output = std::result::Result<(), CommandFailure>>,
-) -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            tracing::error!("cannot start the tokio runtime: {e}");
-            return EXIT_FAILURE;
-        }
-    };
-    match runtime.block_on(main) {
-        Ok(()) => EXIT_OK,
-        Err(f) => {
-            tracing::error!("{}", f.message);
-            f.code
-        }
-    }
-}
-
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM: how a worker command waits
-/// for its stop signal.
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 /// Worker and connector files, read and checked before anything starts.
@@ -156,7 +82,7 @@ fn load(args: &[String]) -> std::result::Result<Setup, CommandFailure> {
         tracing::warn!("{worker_file}: '{key}' is deprecated and ignored, as in Kafka (internal converters are always schemaless JSON)");
     }
     if props.contains_key("plugin.path") {
-        tracing::info!("{worker_file}: plugin.path is accepted and ignored: plugins are compiled into this binary and registered by name (see examples/src/bin/connect-standalone.rs)");
+        tracing::info!("{worker_file}: plugin.path is accepted and ignored: plugins are compiled into this binary and registered by name (see connect-worker/src/main.rs)");
     }
     if worker.offset_file().is_none_or(|f| f.trim().is_empty()) {
         return Err(usage(format!(
@@ -193,7 +119,6 @@ type KeepAlive = Option<Box<dyn std::any::Any + Send>>;
 /// Topics the connector files name (`topic`, `topics`), pre-created in the
 /// embedded Kafka with one partition (Kafka's broker default), so a
 /// keyless demo keeps its line order.
-#[cfg_attr(not(feature = "rdkafka"), allow(dead_code))]
 fn demo_topics(connectors: &[(String, ConfigMap)]) -> Vec<String> {
     let mut topics = Vec::new();
     for (_, c) in connectors {
@@ -210,15 +135,13 @@ fn demo_topics(connectors: &[(String, ConfigMap)]) -> Vec<String> {
     topics
 }
 
-#[cfg(feature = "rdkafka")]
 fn connect_kafka(
     setup: &Setup,
 ) -> std::result::Result<(KeepAlive, Arc<dyn KafkaCluster>), CommandFailure> {
-    use crate::kafka::rdkafka_adapter::{MockKafka, RdKafkaCluster};
     match setup.worker.bootstrap_servers() {
         Some(servers) => {
             tracing::info!("using the Kafka cluster at bootstrap.servers={servers}");
-            let mut base = crate::kafka::ClientConfig::new();
+            let mut base = ClientConfig::new();
             base.insert("bootstrap.servers".into(), servers);
             Ok((None, Arc::new(RdKafkaCluster::new(base))))
         }
@@ -236,15 +159,6 @@ fn connect_kafka(
             Ok((Some(Box::new(mock)), cluster))
         }
     }
-}
-
-#[cfg(not(feature = "rdkafka"))]
-fn connect_kafka(
-    _setup: &Setup,
-) -> std::result::Result<(KeepAlive, Arc<dyn KafkaCluster>), CommandFailure> {
-    Err(failure(
-        "this build has no Kafka client: rebuild connect-runtime with the rdkafka feature",
-    ))
 }
 
 /// Run until `stop` resolves; used by [`run_standalone`] with the signal

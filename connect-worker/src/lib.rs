@@ -1,11 +1,22 @@
-//! What the worker commands share: logging set up from `RUST_LOG` with a
-//! live filter the REST API's logger levels drive, the allocator tuning,
-//! and the FileStream connectors registered.
+//! The worker commands, `connect-standalone` and `connect-distributed`, as
+//! Kafka's `connect-standalone.sh` and `connect-distributed.sh`, and what
+//! they share: [`standalone::run_standalone`] and
+//! [`distributed::run_distributed`] (the commands as library functions),
+//! the exit codes and stop signal ([`cli`]), logging set up from
+//! `RUST_LOG` with a live filter the REST API's logger levels drive, the
+//! allocator tuning, and the FileStream connectors registered.
 //!
-//! The commands are `connect-standalone` (`src/main.rs`) and
-//! `connect-distributed` (`src/bin/connect-distributed.rs`); to build a
-//! worker with your own connectors, copy one and add your
+//! The binaries are `src/main.rs` and `src/bin/connect-distributed.rs`; to
+//! build a worker with your own connectors, copy one and add your
 //! `register_source` / `register_sink` / `register_transform` calls.
+//!
+//! The runner and the herders these commands drive live in
+//! `connect-runtime` (standalone) and `connect-distributed`; this crate
+//! holds only what turns them into a process.
+
+pub mod cli;
+pub mod distributed;
+pub mod standalone;
 
 use std::io::IsTerminal;
 use std::sync::Arc;
