@@ -35,7 +35,6 @@ use base64::Engine as _;
 use connect_api::config::ConfigMap;
 use connect_api::logical::{self, LogicalType};
 use connect_api::num_bigint::BigInt;
-use connect_api::transform::Predicate;
 use connect_api::values::{convert_to_string, java_to_string, parse_string};
 use connect_api::{
     Converter, Decimal, HeaderConverter, Headers, Record, Schema, SchemaBuilder, SinkRecord,
@@ -848,7 +847,7 @@ fn ours_config(registry: &TransformRegistry, class: &str, config: &ConfigMap) ->
         let Some((_, mut p)) = registry.create_predicate::<SinkRecord>(class) else {
             return Outcome::Err(format!("unknown predicate {class}"));
         };
-        return match Predicate::configure(&mut *p, config) {
+        return match p.configure(config) {
             Ok(()) => Outcome::Ok,
             Err(e) => Outcome::Err(e.to_string()),
         };
@@ -928,11 +927,11 @@ impl Cases {
 
     fn header_from(&mut self, id: &str, schema: Option<&Schema>, value: &Value) {
         let mut out = Vec::new();
-        let ours = match SimpleHeaderConverter.from_connect_header("t", "h", schema, value, &mut out)
-        {
-            Ok(written) => Outcome::Bytes(written.bytes_or_null(out)),
-            Err(e) => Outcome::Err(e.to_string()),
-        };
+        let ours =
+            match SimpleHeaderConverter.from_connect_header("t", "h", schema, value, &mut out) {
+                Ok(written) => Outcome::Bytes(written.bytes_or_null(out)),
+                Err(e) => Outcome::Err(e.to_string()),
+            };
         let req = json!({ "input": envelope(schema, value), "key": "h" });
         self.push(format!("header.from/{id}"), "header.from", req, ours);
     }

@@ -523,7 +523,6 @@ impl<R: ConnectRecord> Transformation<R> for Cast {
         self.side.set(record, schema, value);
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]
@@ -577,9 +576,12 @@ mod tests {
             assert!(e.to_string().contains(message), "{spec}: {e}");
         }
         let mut t = Cast::new(Side::Value);
-        let e = t.configure(&props(&[("spec", "int8"), ("replace.null.with.default", "x")]),
-        )
-        .unwrap_err();
+        let e = t
+            .configure(&props(&[
+                ("spec", "int8"),
+                ("replace.null.with.default", "x"),
+            ]))
+            .unwrap_err();
         assert!(
             matches!(e.kind(), ErrorKind::Config { key } if key == "replace.null.with.default")
         );
@@ -964,10 +966,9 @@ mod tests {
     fn replace_null_with_default_false_keeps_null() {
         let mut t = Cast::new(Side::Value);
         t.configure(&props(&[
-                ("spec", "dflt:string"),
-                ("replace.null.with.default", "false"),
-            ]),
-        )
+            ("spec", "dflt:string"),
+            ("replace.null.with.default", "false"),
+        ]))
         .unwrap();
         let out = t
             .apply(sink(Some(struct_schema()), struct_value()))

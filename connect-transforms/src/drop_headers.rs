@@ -73,7 +73,6 @@ impl<R: ConnectRecord> Transformation<R> for DropHeaders {
             .retain(|h| !names.iter().any(|n| n == h.key()));
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]

@@ -311,7 +311,6 @@ impl<R: ConnectRecord> Transformation<R> for ExtractField {
         self.side.set(record, schema, value);
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]

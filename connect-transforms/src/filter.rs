@@ -43,7 +43,6 @@ impl<R: ConnectRecord> Transformation<R> for Filter {
     fn transform(&mut self, _record: &mut R) -> Result<Verdict> {
         Ok(Verdict::Drop)
     }
-
 }
 
 #[cfg(test)]
@@ -65,8 +64,6 @@ mod tests {
             );
             assert!(f.apply(rec).unwrap().is_none());
         }
-        assert!(Configurable::config_def(&f)
-            .keys()
-            .is_empty());
+        assert!(Configurable::config_def(&f).keys().is_empty());
     }
 }

@@ -284,7 +284,6 @@ impl<R: ConnectRecord> Transformation<R> for Flatten {
         self.side.set(record, schema, value);
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]

@@ -264,7 +264,6 @@ impl<R: ConnectRecord> Transformation<R> for HeaderFrom {
         }
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]

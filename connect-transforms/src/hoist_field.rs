@@ -108,7 +108,6 @@ impl<R: ConnectRecord> Transformation<R> for HoistField {
         self.side.set(record, schema, value);
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]

@@ -353,7 +353,6 @@ impl<R: ConnectRecord> Transformation<R> for InsertField {
         self.side.set(record, schema, value);
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]
@@ -498,8 +497,7 @@ mod tests {
     #[test]
     fn offset_field_needs_a_sink_record() {
         let mut t = InsertField::new(Side::Value);
-        t.configure(&props(&[("offset.field", "o")]))
-            .unwrap();
+        t.configure(&props(&[("offset.field", "o")])).unwrap();
         let e = t
             .apply(source(None, Value::string_map([("a", Value::Int32(1))])))
             .unwrap_err();
@@ -513,11 +511,10 @@ mod tests {
     fn source_records_get_topic_and_missing_optional_metadata_as_null() {
         let mut t = InsertField::new(Side::Value);
         t.configure(&props(&[
-                ("topic.field", "t"),
-                ("partition.field", "p"),
-                ("timestamp.field", "ts"),
-            ]),
-        )
+            ("topic.field", "t"),
+            ("partition.field", "p"),
+            ("timestamp.field", "ts"),
+        ]))
         .unwrap();
         let out = t
             .apply(source(Some(input_schema()), input_value()))
@@ -533,8 +530,7 @@ mod tests {
     #[test]
     fn required_field_without_a_value_is_an_error() {
         let mut t = InsertField::new(Side::Value);
-        t.configure(&props(&[("partition.field", "p!")]))
-            .unwrap();
+        t.configure(&props(&[("partition.field", "p!")])).unwrap();
         let e = t
             .apply(source(Some(input_schema()), input_value()))
             .unwrap_err();

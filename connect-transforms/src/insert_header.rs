@@ -84,7 +84,6 @@ impl<R: ConnectRecord> Transformation<R> for InsertHeader {
         record.record_mut().headers.push(header.clone());
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]

@@ -327,7 +327,6 @@ impl<R: ConnectRecord> Transformation<R> for MaskField {
         self.side.set(record, schema, value);
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]

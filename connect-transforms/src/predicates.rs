@@ -81,7 +81,6 @@ impl<R: ConnectRecord> Predicate<R> for TopicNameMatches {
             .as_ref()
             .is_some_and(|p| p.is_match(&record.record().topic))
     }
-
 }
 
 /// True when the record has at least one header with key `name`.
@@ -137,7 +136,6 @@ impl<R: ConnectRecord> Predicate<R> for HasHeaderKey {
     fn test(&self, record: &R) -> bool {
         record.record().headers.iter().any(|h| h.key() == self.name)
     }
-
 }
 
 /// True when the record's value is null (a tombstone), whatever its schema.

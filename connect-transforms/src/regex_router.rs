@@ -248,7 +248,6 @@ impl<R: ConnectRecord> Transformation<R> for RegexRouter {
         record.record_mut().topic = routed;
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]
@@ -314,8 +313,7 @@ mod tests {
             assert!(e.contains(key) && e.contains(fragment), "{e}");
         }
         let e = RegexRouter::new();
-        let err =
-            Configurable::configure(&mut { e }, &ConfigMap::new()).unwrap_err();
+        let err = Configurable::configure(&mut { e }, &ConfigMap::new()).unwrap_err();
         assert!(err.to_string().contains("regex"));
     }
 

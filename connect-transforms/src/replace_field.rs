@@ -284,7 +284,6 @@ impl<R: ConnectRecord> Transformation<R> for ReplaceField {
         self.side.set(record, schema, value);
         Ok(Verdict::Keep)
     }
-
 }
 
 fn parse_renames(items: &[String]) -> std::result::Result<HashMap<String, String>, String> {
@@ -304,8 +303,8 @@ fn parse_renames(items: &[String]) -> std::result::Result<HashMap<String, String
 mod tests {
     use super::*;
     use crate::util::test_support::*;
-    use connect_api::SchemaBuilder;
     use connect_api::ErrorKind;
+    use connect_api::SchemaBuilder;
     use proptest::prelude::*;
 
     fn smt(side: Side, pairs: &[(&str, &str)]) -> Result<ReplaceField> {

@@ -215,7 +215,6 @@ impl<R: ConnectRecord> Transformation<R> for SetSchemaMetadata {
         self.side.set(record, Some(updated), value);
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]

@@ -508,7 +508,6 @@ impl<R: ConnectRecord> Transformation<R> for TimestampConverter {
         self.side.set(record, schema, value);
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]

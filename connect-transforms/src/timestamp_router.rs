@@ -161,7 +161,6 @@ impl<R: ConnectRecord> Transformation<R> for TimestampRouter {
         record.record_mut().topic = routed;
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]

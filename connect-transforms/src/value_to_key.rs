@@ -162,7 +162,6 @@ impl<R: ConnectRecord> Transformation<R> for ValueToKey {
         r.key = key;
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]

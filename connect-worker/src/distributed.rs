@@ -38,14 +38,10 @@ use connect_runtime::properties::load_properties;
 use connect_runtime::rest::{Loggers, RestServer};
 use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
 
-use connect_distributed::herder::{
-    ConfigTopic, DistributedConfig, DistributedHerder, StatusTopic,
-};
+use connect_distributed::herder::{ConfigTopic, DistributedConfig, DistributedHerder, StatusTopic};
 use connect_distributed::stores::{KafkaConfigLog, KafkaStatusStore};
 
-use crate::cli::{
-    failure, run_command, shutdown_signal, usage, CommandFailure, EXIT_FAILURE,
-};
+use crate::cli::{failure, run_command, shutdown_signal, usage, CommandFailure, EXIT_FAILURE};
 
 const USAGE: &str = "usage: connect-distributed WORKER.properties";
 

@@ -42,9 +42,7 @@ use connect_runtime::rest::{Loggers, RestServer};
 use connect_runtime::status::TargetState;
 use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
 
-use crate::cli::{
-    failure, run_command, shutdown_signal, usage, CommandFailure, EXIT_FAILURE,
-};
+use crate::cli::{failure, run_command, shutdown_signal, usage, CommandFailure, EXIT_FAILURE};
 
 const USAGE: &str = "usage: connect-standalone WORKER.properties [CONNECTOR.properties ...]";
 
@@ -231,6 +229,7 @@ async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::EXIT_USAGE;
 
     fn write(dir: &Path, name: &str, text: &str) -> String {
         let p = dir.join(name);

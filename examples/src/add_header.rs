@@ -95,7 +95,6 @@ impl<R: ConnectRecord> Transformation<R> for AddHeader {
         record.record_mut().headers.push(header.clone());
         Ok(Verdict::Keep)
     }
-
 }
 
 #[cfg(test)]
@@ -112,8 +111,10 @@ mod tests {
 
     fn configured() -> AddHeader {
         let mut smt = AddHeader::new();
-        smt.configure(&config(&[(HEADER_KEY, "source"), (HEADER_VALUE, "connect")]),
-        )
+        smt.configure(&config(&[
+            (HEADER_KEY, "source"),
+            (HEADER_VALUE, "connect"),
+        ]))
         .unwrap();
         smt
     }

@@ -2,10 +2,137 @@
 
 use std::fmt::Write as _;
 
-use connect_api::{ConnectError, ErrorKind, SourceMap};
+use bytes::Bytes;
+use connect_api::converter::{Converter, Serialized};
+use connect_api::{ConnectError, ErrorKind, Record, SourceMap};
 
+use super::config::ErrorConfig;
 use super::pipeline::Failure;
-use crate::kafka::OutHeader;
+use crate::kafka::{ConsumedRecord, OutHeader, OutRecord};
+use crate::status::TaskId;
+
+/// One record on its way to a dead letter queue, from either loop: the
+/// key, value, timestamp and headers to send. Owned, so that a send
+/// refused by a full producer queue can be tried again later.
+///
+/// ```
+/// use connect_runtime::errors::dlq::DeadLetter;
+/// use connect_runtime::converters::JsonConverter;
+/// use connect_api::{Record, Value};
+///
+/// // A record without bytes (a polled source record) is rendered as JSON
+/// // with schemas, so the dead letter queue stays readable.
+/// let mut json = JsonConverter::new();
+/// let letter = DeadLetter::rendered(&mut json, &Record::new("t", None, Value::from("v")));
+/// let out = letter.out("dlq");
+/// assert_eq!(out.topic, "dlq");
+/// assert_eq!(out.value, Some(&br#"{"schema":null,"payload":"v"}"#[..]));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct DeadLetter {
+    /// Key bytes (`None`: null).
+    pub key: Option<Bytes>,
+    /// Value bytes (`None`: null).
+    pub value: Option<Bytes>,
+    /// The failed record's timestamp.
+    pub timestamp: Option<i64>,
+    /// The failed record's headers, then the context headers.
+    pub headers: Vec<OutHeader>,
+}
+
+impl DeadLetter {
+    /// A consumed record as it was read: its original bytes and headers
+    /// (the sink side, as Kafka's DLQ reporter sends them).
+    pub fn raw(raw: &ConsumedRecord) -> Self {
+        DeadLetter {
+            key: raw.key.clone(),
+            value: raw.value.clone(),
+            timestamp: raw.timestamp,
+            headers: raw
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_ref().map(|b| b.to_vec())))
+                .collect(),
+        }
+    }
+
+    /// A record that has no bytes (a polled source record, or a sink
+    /// record reported after its batch's bytes are gone): key and value
+    /// written by `json` (the runtime passes a JsonConverter with schemas),
+    /// no headers. A part the converter refuses is sent as null.
+    pub fn rendered(json: &mut dyn Converter, record: &Record) -> Self {
+        let mut render = |schema, value| {
+            let mut out = Vec::new();
+            let written =
+                json.from_connect_data(&record.topic, &record.headers, schema, value, &mut out);
+            written
+                .is_ok_and(|w| w == Serialized::Bytes)
+                .then(|| Bytes::from(out))
+        };
+        DeadLetter {
+            key: render(record.key_schema.as_ref(), &record.key),
+            value: render(record.value_schema.as_ref(), &record.value),
+            timestamp: record.timestamp,
+            headers: Vec::new(),
+        }
+    }
+
+    /// Add Kafka's `__connect.errors.*` headers when
+    /// `errors.deadletterqueue.context.headers.enable` is on.
+    pub fn with_context(
+        mut self,
+        errors: &ErrorConfig,
+        task: &TaskId,
+        origin: Origin<'_>,
+        failure: &Failure,
+    ) -> Self {
+        if errors.dlq_context_headers {
+            append_context_headers(
+                &mut self.headers,
+                &task.connector,
+                task.task,
+                origin,
+                failure,
+            );
+        }
+        self
+    }
+
+    /// What the producer sends to the dead letter queue `topic` (Kafka
+    /// picks the partition).
+    pub fn out<'a>(&'a self, topic: &'a str) -> OutRecord<'a> {
+        OutRecord {
+            topic,
+            partition: None,
+            key: self.key.as_deref(),
+            value: self.value.as_deref(),
+            timestamp: self.timestamp,
+            headers: &self.headers,
+        }
+    }
+}
+
+/// Kafka's `Error encountered in task` line for a tolerated failure, when
+/// `errors.log.enable` is on; `record` describes the record, logged only
+/// with `errors.log.include.messages`. Returns whether it logged.
+pub fn log_failure(
+    task: &TaskId,
+    errors: &ErrorConfig,
+    failure: &Failure,
+    record: impl FnOnce() -> String,
+) -> bool {
+    if !errors.log_enable {
+        return false;
+    }
+    if errors.log_include_messages {
+        tracing::error!(task = %task, stage = %failure.stage, executing = %failure.executing,
+            error = %failure.error, record = %record(), "Error encountered in task {task}");
+    } else {
+        tracing::error!(task = %task, stage = %failure.stage, executing = %failure.executing,
+            error = %failure.error, "Error encountered in task {task}");
+    }
+    true
+}
 
 /// Header names, as Kafka writes them.
 pub mod headers {

@@ -12,26 +12,16 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
-use connect_api::converter::{Converter, Serialized};
+use connect_api::converter::Converter;
 use connect_api::sink::ErrantRecordReporter;
 use connect_api::{ConnectError, Result, SinkRecord};
 use futures::future::BoxFuture;
 use tokio::sync::oneshot;
 
-use crate::errors::dlq::{self, Origin};
+use crate::errors::dlq::{self, DeadLetter, Origin};
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage};
-use crate::kafka::{ConsumedRecord, DeliverySink, DeliveryWaiter, KafkaError, OutRecord, Producer};
+use crate::kafka::{ConsumedRecord, DeliverySink, DeliveryWaiter, KafkaError, Producer};
 use crate::status::TaskId;
-
-/// What goes to the DLQ for one failed record (owned, so a send refused by
-/// a full queue can be retried later).
-struct Letter {
-    key: Option<Bytes>,
-    value: Option<Bytes>,
-    timestamp: Option<i64>,
-    headers: Vec<(String, Option<Vec<u8>>)>,
-}
 
 /// Outcome of one send attempt.
 #[derive(Debug, PartialEq, Eq)]
@@ -121,38 +111,38 @@ impl Reporter {
         raw: &ConsumedRecord,
         failure: &Failure,
     ) -> oneshot::Receiver<std::result::Result<(), KafkaError>> {
-        self.log(failure, || {
-            format!("{}-{}@{}", raw.topic, raw.partition, raw.offset)
+        let at = (raw.topic.clone(), raw.partition, raw.offset);
+        self.send_letter(at, failure, || DeadLetter::raw(raw))
+    }
+
+    /// Log the failure of the record consumed `at`, then send the letter
+    /// `letter` makes to the DLQ (made only when there is one).
+    fn send_letter(
+        self: &Arc<Self>,
+        at: RawKey,
+        failure: &Failure,
+        letter: impl FnOnce() -> DeadLetter,
+    ) -> oneshot::Receiver<std::result::Result<(), KafkaError>> {
+        let (topic, partition, offset) = &at;
+        let logged = dlq::log_failure(&self.id, &self.errors, failure, || {
+            format!("{topic}-{partition}@{offset}")
         });
+        if logged {
+            if let Ok(mut pl) = self.pipeline.lock() {
+                pl.record_logged();
+            }
+        }
         if self.producer.is_none() {
             let (tx, rx) = oneshot::channel();
             let _ = tx.send(Ok(()));
             return rx;
         }
-        let mut headers: Vec<(String, Option<Vec<u8>>)> = raw
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_ref().map(|b| b.to_vec())))
-            .collect();
-        if self.errors.dlq_context_headers {
-            dlq::append_context_headers(
-                &mut headers,
-                &self.id.connector,
-                self.id.task,
-                Origin::Consumed {
-                    topic: &raw.topic,
-                    partition: raw.partition,
-                    offset: raw.offset,
-                },
-                failure,
-            );
-        }
-        let letter = Letter {
-            key: raw.key.clone(),
-            value: raw.value.clone(),
-            timestamp: raw.timestamp,
-            headers,
+        let origin = Origin::Consumed {
+            topic,
+            partition: *partition,
+            offset: *offset,
         };
+        let letter = letter().with_context(&self.errors, &self.id, origin, failure);
         let token = self.next_token.fetch_add(1, Ordering::Relaxed);
         self.acks.sending();
         let rx = self.acks.watch(token);
@@ -180,19 +170,11 @@ impl Reporter {
 
     /// One attempt to queue `letter`; a refusal other than a full queue is
     /// reported through the acks, so the waiting future resolves.
-    fn try_send(&self, letter: &Letter, token: u64) -> Sent {
+    fn try_send(&self, letter: &DeadLetter, token: u64) -> Sent {
         let Some(producer) = &self.producer else {
             return Sent::Done;
         };
-        let out = OutRecord {
-            topic: &self.errors.dlq_topic,
-            partition: None,
-            key: letter.key.as_deref(),
-            value: letter.value.as_deref(),
-            timestamp: letter.timestamp,
-            headers: &letter.headers,
-        };
-        match producer.send(&out, token) {
+        match producer.send(&letter.out(&self.errors.dlq_topic), token) {
             Ok(()) => Sent::Done,
             Err(crate::kafka::SendError::QueueFull) => Sent::QueueFull,
             Err(crate::kafka::SendError::Kafka(e)) => {
@@ -207,7 +189,7 @@ impl Reporter {
     /// waits too (nothing past the record is committed); Kafka's DLQ
     /// producer likewise blocks on a full buffer. The wait starts at 1 ms
     /// and grows to 100 ms between tries.
-    async fn send_when_room(&self, letter: Letter, token: u64) {
+    async fn send_when_room(&self, letter: DeadLetter, token: u64) {
         let mut pause = std::time::Duration::from_millis(1);
         let started = tokio::time::Instant::now();
         let mut warned = false;
@@ -222,23 +204,6 @@ impl Reporter {
                 tracing::warn!(task = %self.id, topic = %self.errors.dlq_topic,
                     "the dead letter queue producer's queue has been full for 1 s; waiting for room");
             }
-        }
-    }
-
-    fn log(&self, failure: &Failure, describe: impl FnOnce() -> String) {
-        if !self.errors.log_enable {
-            return;
-        }
-        if let Ok(mut pl) = self.pipeline.lock() {
-            pl.record_logged();
-        }
-        let id = &self.id;
-        if self.errors.log_include_messages {
-            tracing::error!(task = %id, stage = %failure.stage, executing = %failure.executing,
-                error = %failure.error, record = %describe(), "Error encountered in task {id}");
-        } else {
-            tracing::error!(task = %id, stage = %failure.stage, executing = %failure.executing,
-                error = %failure.error, "Error encountered in task {id}");
         }
     }
 }
@@ -270,9 +235,19 @@ impl ErrantRecordReporter for TaskReporter {
             record.original_kafka_partition,
             record.original_kafka_offset,
         );
-        let raw = reporter.raw.lock().ok().and_then(|r| r.get(&key).cloned());
-        let raw = raw.unwrap_or_else(|| render(reporter, record));
-        let rx = reporter.dead_letter(&raw, &failure);
+        // The batch's raw bytes when it still has them; otherwise the
+        // record rendered as JSON with schemas.
+        let letter = reporter
+            .raw
+            .lock()
+            .ok()
+            .and_then(|r| r.get(&key).map(DeadLetter::raw));
+        let rx = reporter.send_letter(key, &failure, || {
+            letter.unwrap_or_else(|| match reporter.json.lock() {
+                Ok(mut json) => DeadLetter::rendered(json.as_mut(), &record.record),
+                Err(_) => DeadLetter::default(),
+            })
+        });
         Box::pin(async move {
             match rx.await {
                 Ok(Ok(())) => Ok(()),
@@ -280,44 +255,6 @@ impl ErrantRecordReporter for TaskReporter {
                 Err(_) => Err(ConnectError::other("dead letter queue producer went away")),
             }
         })
-    }
-}
-
-/// A raw stand-in for a record whose bytes are gone: JSON with schemas.
-fn render(reporter: &Reporter, record: &SinkRecord) -> ConsumedRecord {
-    let r = &record.record;
-    let mut key = Vec::new();
-    let mut value = Vec::new();
-    let (mut has_key, mut has_value) = (false, false);
-    if let Ok(mut json) = reporter.json.lock() {
-        has_key = json
-            .from_connect_data(
-                &r.topic,
-                &r.headers,
-                r.key_schema.as_ref(),
-                &r.key,
-                &mut key,
-            )
-            .is_ok_and(|w| w == Serialized::Bytes);
-        has_value = json
-            .from_connect_data(
-                &r.topic,
-                &r.headers,
-                r.value_schema.as_ref(),
-                &r.value,
-                &mut value,
-            )
-            .is_ok_and(|w| w == Serialized::Bytes);
-    }
-    ConsumedRecord {
-        topic: record.original_topic.clone(),
-        partition: record.original_kafka_partition,
-        offset: record.original_kafka_offset,
-        timestamp: r.timestamp,
-        timestamp_type: crate::kafka::TimestampType::CreateTime,
-        key: has_key.then(|| Bytes::from(key)),
-        value: has_value.then(|| Bytes::from(value)),
-        headers: Vec::new(),
     }
 }
 
@@ -331,6 +268,7 @@ pub(crate) fn reporter_enabled(errors: &ErrorConfig) -> bool {
 mod tests {
     use std::time::Duration;
 
+    use bytes::Bytes;
     use connect_api::config::ConfigMap;
 
     use super::*;

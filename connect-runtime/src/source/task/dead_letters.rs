@@ -25,18 +25,15 @@ impl WorkerSourceTask {
             },
         };
         let id = &self.settings.id;
-        if self.settings.errors.log_enable {
+        let logged = dlq::log_failure(id, &self.settings.errors, &failure, || {
+            format!(
+                "{record:?}, source partition {}, source offset {}",
+                serde_json::Value::Object(SourceMap::clone(&partition)),
+                serde_json::Value::Object(offset.clone())
+            )
+        });
+        if logged {
             self.pipeline.record_logged();
-            if self.settings.errors.log_include_messages {
-                tracing::error!(task = %id, stage = %failure.stage, executing = %failure.executing,
-                    error = %failure.error, record = ?record,
-                    source_partition = %serde_json::Value::Object(SourceMap::clone(&partition)),
-                    source_offset = %serde_json::Value::Object(offset.clone()),
-                    "Error encountered in task {id}");
-            } else {
-                tracing::error!(task = %id, stage = %failure.stage, executing = %failure.executing,
-                    error = %failure.error, "Error encountered in task {id}");
-            }
         }
         if self.dlq_producer.is_none() {
             // Skipped: as Kafka, commit_record without metadata, with the
@@ -59,68 +56,28 @@ impl WorkerSourceTask {
             return Ok(());
         };
         let dlq_topic = self.settings.errors.dlq_topic.clone();
-        let mut headers = Vec::new();
-        let (topic, kafka_partition) = record
-            .as_ref()
-            .map(|r| (r.record.topic.clone(), r.record.kafka_partition))
-            .unwrap_or_else(|| (Arc::from(""), None));
-        if self.settings.errors.dlq_context_headers {
-            dlq::append_context_headers(
-                &mut headers,
-                &id.connector,
-                id.task,
-                Origin::Polled {
-                    topic: &topic,
-                    partition: kafka_partition,
-                    source_partition: &partition,
-                    source_offset: &offset,
-                },
-                &failure,
-            );
-        }
-        // Render key and value with the JSON converter: a source record has
-        // no raw bytes yet, and JSON with schemas keeps everything readable.
-        let (mut key, mut value) = (Vec::new(), Vec::new());
-        let (mut has_key, mut has_value) = (false, false);
-        if let Some(r) = &record {
-            let rec = &r.record;
-            let conv = &mut self.plugins.converters.dlq_json;
-            has_key = conv
-                .from_connect_data(
-                    &topic,
-                    &rec.headers,
-                    rec.key_schema.as_ref(),
-                    &rec.key,
-                    &mut key,
-                )
-                .is_ok_and(|w| w == Serialized::Bytes);
-            has_value = conv
-                .from_connect_data(
-                    &topic,
-                    &rec.headers,
-                    rec.value_schema.as_ref(),
-                    &rec.value,
-                    &mut value,
-                )
-                .is_ok_and(|w| w == Serialized::Bytes);
-        }
+        // A source record has no bytes yet: the letter renders key and
+        // value as JSON with schemas, which keeps everything readable.
+        let letter = match &record {
+            Some(r) => DeadLetter::rendered(self.plugins.converters.dlq_json.as_mut(), &r.record),
+            None => DeadLetter::default(),
+        };
+        let origin = Origin::Polled {
+            topic: record.as_ref().map_or("", |r| &r.record.topic),
+            partition: record.as_ref().and_then(|r| r.record.kafka_partition),
+            source_partition: &partition,
+            source_offset: &offset,
+        };
+        let letter = letter.with_context(&self.settings.errors, id, origin, &failure);
         self.ensure_dlq_topic(&dlq_topic).await;
         let token = match at {
             Submit::New(p, o) => self.tracker.submit_dead_letter(p, o),
             Submit::Existing(token) => token,
         };
-        let out = OutRecord {
-            topic: &dlq_topic,
-            partition: None,
-            key: has_key.then_some(key.as_slice()),
-            value: has_value.then_some(value.as_slice()),
-            timestamp: record.as_ref().and_then(|r| r.record.timestamp),
-            headers: &headers,
-        };
         let Some(dlq) = self.dlq_producer.as_deref() else {
             return Ok(());
         };
-        let sent = send_with_backpressure(dlq, &out, token, &self.acks).await;
+        let sent = send_with_backpressure(dlq, &letter.out(&dlq_topic), token, &self.acks).await;
         self.pipeline.record_dlq_send(sent.is_err());
         sent.map_err(|e| e.context("cannot send a failed record to the dead letter queue"))?;
         if let Some(r) = record {

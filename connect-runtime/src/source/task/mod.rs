@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use connect_api::config::ConfigMap;
 use connect_api::source::{OffsetStorageReader, RecordMetadata, SourceTask, SourceTaskContext};
-use connect_api::{ConnectError, ErrorKind, Record, Result, Serialized, SourceMap, SourceRecord};
+use connect_api::{ConnectError, ErrorKind, Record, Result, SourceMap, SourceRecord};
 use connect_transforms::chain::TransformChain;
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
@@ -35,7 +35,7 @@ use self::topics::{create_topic, SeenTopics};
 use super::submitted::SubmittedRecords;
 use crate::codec::{self, Encoded};
 use crate::converters::TaskConverters;
-use crate::errors::dlq::{self, Origin};
+use crate::errors::dlq::{self, DeadLetter, Origin};
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage, Transformed};
 use crate::kafka::{
     Admin, ClientConfig, CreateTopicOutcome, Delivered, DeliverySink, KafkaCluster, KafkaError,
