@@ -88,8 +88,27 @@ classpath() {
 }
 
 # A port nobody listens on now (the kernel's pick for port 0).
+# Picked in 12000-19999: below Linux's ephemeral range (32768 and up), so
+# that while `restart` has the broker down, none of the machine's outgoing
+# connections (other tests' clients reconnecting) is given the broker's
+# port as its own; and apart from the 20000-31999 the tests' workers use.
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    python3 -c '
+import random, socket
+for _ in range(2000):
+    p = random.randrange(12000, 20000)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break
+else:
+    raise SystemExit("no free port in 12000-19999")
+'
 }
 
 # A free port that is none of the arguments (ports picked, not yet bound).
