@@ -1561,6 +1561,111 @@ async fn a_connector_created_during_an_assignment_still_gets_assigned() {
     leader.stop().await;
 }
 
+/// Issue 27 item 4: a leader-only write that reaches a worker while no
+/// leader is known to it (it has not joined yet; the round is held) waits
+/// for the rebalance instead of being refused at once, and is then
+/// forwarded to the leader. Before, it was answered 409 at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_during_a_rebalance_waits_for_the_leader() {
+    let mock = mock(&[]);
+    let group = "rest-waits";
+    let gate = Arc::new(std::sync::OnceLock::<Arc<LaggingConfigs>>::new());
+    let hold = gate.clone();
+    let leader = node_with(&mock, group, true, move |inner| {
+        let g = LaggingConfigs::wrap(inner);
+        let _ = hold.set(g.clone());
+        g
+    })
+    .await;
+    eventually("the first worker leading", async || {
+        leader.herder.is_leader().then_some(())
+    })
+    .await;
+    // A second worker joins; the leader's read before it assigns is held,
+    // so the newcomer knows no leader yet.
+    let gate = gate.get().unwrap().clone();
+    gate.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    let newcomer = node(&mock, group, true).await;
+    tokio::time::timeout(TIMEOUT, gate.entered.notified())
+        .await
+        .expect("the leader reading the config topic for the assignment");
+    assert_eq!(newcomer.herder.leader_url(), None);
+    let base = newcomer.rest.as_ref().unwrap().url();
+    let url = format!("{}/connectors", base.trim_end_matches('/'));
+    let body = serde_json::json!({"name": "patient", "config": {
+        "connector.class": "SlowStopSource", "tasks.max": "1",
+    }});
+    let started = Instant::now();
+    let post = tokio::spawn(async move { rest_call("POST", &url, Some(body)).await });
+    // Still waiting, not refused, while the round is held.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        !post.is_finished(),
+        "answered during the rebalance: {:?}",
+        post.await.unwrap()
+    );
+    gate.release.notify_one();
+    eventually("the newcomer knowing the leader", async || {
+        newcomer.herder.leader_url()
+    })
+    .await;
+    gate.thaw();
+    let (status, reply) = post.await.unwrap();
+    assert_eq!(status, 201, "{reply}");
+    assert!(
+        started.elapsed() < connect_runtime::herder::REBALANCE_WAIT,
+        "{:?}",
+        started.elapsed()
+    );
+    eventually("the connector created", async || {
+        leader.herder.connector_status("patient").await.ok()
+    })
+    .await;
+    newcomer.stop().await;
+    leader.stop().await;
+}
+
+/// Issue 27 item 4: a write forwarded to a leader that has gone (its REST
+/// server no longer answers) is sent again once the group names another
+/// leader, here the worker that forwarded it. Before, the user got 500 at
+/// once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_forwarded_to_a_gone_leader_goes_to_the_next() {
+    let mock = mock(&[]);
+    let group = "leader-gone";
+    let mut old = node(&mock, group, true).await;
+    eventually("the first worker leading", async || {
+        old.herder.is_leader().then_some(())
+    })
+    .await;
+    let next = node(&mock, group, true).await;
+    eventually("the second worker following the first", async || {
+        let g = old.herder.generation();
+        (g > 0 && next.herder.generation() == g && next.herder.leader_url().is_some()).then_some(())
+    })
+    .await;
+    // The leader's REST server goes away first; it still leads the group.
+    old.rest.take().unwrap().stop().await;
+    let base = next.rest.as_ref().unwrap().url();
+    let url = format!("{}/connectors", base.trim_end_matches('/'));
+    let body = serde_json::json!({"name": "rerouted", "config": {
+        "connector.class": "SlowStopSource", "tasks.max": "1",
+    }});
+    let post = tokio::spawn(async move { rest_call("POST", &url, Some(body)).await });
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(
+        !post.is_finished(),
+        "answered while the old leader still led: {:?}",
+        post.await.unwrap()
+    );
+    // Now it leaves the group: the other worker leads and takes the write.
+    old.herder.shutdown().await;
+    let (status, reply) = post.await.unwrap();
+    assert_eq!(status, 201, "{reply}");
+    assert!(next.herder.is_leader());
+    next.stop().await;
+}
+
 /// Review F7 across workers: the worker that does not own the slow task 3
 /// must not start a task of the new generation while task 3 (of the old
 /// one) is still stopping on the other worker. Before the fix it restarted

@@ -38,6 +38,7 @@ use connect_api::config::{ConfigMap, ConfigReport};
 use connect_api::{ConnectError, Result};
 use connect_runtime::herder::{
     check_connector_config, validate_connector_config, Herder, InternalRefusal, RequestOwner,
+    REBALANCE_WAIT,
 };
 use connect_runtime::rest::client;
 use connect_runtime::status::{State, StatusStore};
@@ -980,8 +981,9 @@ impl DistributedHerder {
             )));
         }
         // Not while the assignment moves: a revoked task may still be
-        // stopping somewhere and commit over the change.
-        if self.shared.view().rebalancing {
+        // stopping somewhere and commit over the change. A rebalance under
+        // way is waited out for a while first.
+        if !self.settled().await {
             return Err(ConnectError::conflict(
                 "Cannot complete request because of a conflicting operation (e.g. worker rebalance)",
             ));
@@ -990,6 +992,21 @@ impl DistributedHerder {
             .connector_config(name)
             .map(properties_to_map)
             .unwrap_or_default())
+    }
+}
+
+impl DistributedHerder {
+    /// Wait up to [`REBALANCE_WAIT`] for no rebalance to be under way on
+    /// this worker; whether none is.
+    async fn settled(&self) -> bool {
+        let deadline = tokio::time::Instant::now() + REBALANCE_WAIT;
+        while self.shared.view().rebalancing {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        true
     }
 }
 

@@ -189,6 +189,12 @@ pub trait Herder: Send + Sync + 'static {
     }
 }
 
+/// How long a REST request waits for a rebalance under way to settle (a
+/// leader to be known, the assignment to stop moving) before it is
+/// answered with Kafka's 409. Java's herder queues such requests behind
+/// the rebalance likewise; a rebalance normally takes a few seconds.
+pub const REBALANCE_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// Where a leader-only write goes ([`Herder::leader_writes`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RequestOwner {

@@ -9,6 +9,13 @@
 //! forwarded once more (the leader changed meanwhile) with
 //! `forward=false`, which is not forwarded again: 409, as while no leader
 //! is known.
+//!
+//! Unlike a refusal at once, a user's request that arrives while no leader
+//! is known (a rebalance under way, a worker that has not joined yet)
+//! waits up to [`REBALANCE_WAIT`] for one; and when the leader it was
+//! forwarded to does not answer or answers that it cannot place it (the
+//! leader just changed), it is sent again to the new leader within the
+//! same wait. Only then does it get the 409 (or the last answer).
 
 use std::time::Duration;
 
@@ -17,9 +24,11 @@ use axum::extract::{Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use tokio::time::Instant;
 
+use super::client::HttpReply;
 use super::{ApiError, Shared};
-use crate::herder::RequestOwner;
+use crate::herder::{Herder, RequestOwner, REBALANCE_WAIT};
 
 /// Kafka's answer when a write cannot be placed now.
 const CONFLICT: &str =
@@ -67,6 +76,39 @@ fn next_query(query: &str, next: bool) -> String {
     parts.join("&")
 }
 
+/// Where a leader-only write goes, waiting until `deadline` while no
+/// leader is known or the leader is still `tried` (the one that just did
+/// not take the request).
+async fn owner_by(herder: &dyn Herder, deadline: Instant, tried: Option<&str>) -> RequestOwner {
+    loop {
+        let owner = herder.leader_writes();
+        let settled = match &owner {
+            RequestOwner::Here => true,
+            RequestOwner::Leader(url) => tried != Some(url.as_str()),
+            RequestOwner::Unknown => false,
+        };
+        if settled || Instant::now() >= deadline {
+            return owner;
+        }
+        tokio::time::sleep(LOOK_AGAIN).await;
+    }
+}
+
+/// How often a waiting request looks for a leader again.
+const LOOK_AGAIN: Duration = Duration::from_millis(100);
+
+fn conflict() -> Response {
+    ApiError::new(StatusCode::CONFLICT, CONFLICT).into_response()
+}
+
+/// Whether the leader's answer means it could not place the request now
+/// (it stopped leading meanwhile, or a rebalance is under way): worth
+/// sending again once the leader has changed.
+fn not_placed(reply: &HttpReply) -> bool {
+    reply.status == StatusCode::CONFLICT.as_u16()
+        && String::from_utf8_lossy(&reply.body).contains(CONFLICT)
+}
+
 /// The middleware: handle here, forward to the leader, or answer 409.
 pub(super) async fn to_leader(
     State(state): State<Shared>,
@@ -78,47 +120,80 @@ pub(super) async fn to_leader(
     }
     let query = request.uri().query().unwrap_or("").to_string();
     let flag = forward_flag(&query);
-    let leader = match state.herder.leader_writes() {
+    let herder = state.herder.as_ref();
+    if flag == Some(false) {
+        // Forwarded twice already: taken here or refused at once (the
+        // worker the user asked waits and sends it again).
+        return match herder.leader_writes() {
+            RequestOwner::Here => next.run(request).await,
+            _ => conflict(),
+        };
+    }
+    let deadline = Instant::now() + REBALANCE_WAIT;
+    let mut leader = match owner_by(herder, deadline, None).await {
         RequestOwner::Here => return next.run(request).await,
-        RequestOwner::Leader(url) if flag != Some(false) => url,
-        _ => return ApiError::new(StatusCode::CONFLICT, CONFLICT).into_response(),
+        RequestOwner::Leader(url) => url,
+        RequestOwner::Unknown => return conflict(),
     };
-    let method = request.method().to_string();
-    let url = format!(
-        "{}{}?{}",
-        leader.trim_end_matches('/'),
-        request.uri().path(),
-        // The user's request may hop twice; a forwarded one once more.
-        next_query(&query, flag.is_none())
-    );
-    let body = match axum::body::to_bytes(request.into_body(), MAX_BODY).await {
-        Ok(b) => b.to_vec(),
+    let (parts, body) = request.into_parts();
+    let body = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(b) => b,
         Err(e) => {
             return ApiError::bad_request(format!("cannot read the request body: {e}"))
                 .into_response()
         }
     };
-    tracing::debug!(%method, %url, "forwarding a leader-only request to the leader");
-    match super::client::send(&method, &url, body, &[], FORWARD_TIMEOUT).await {
-        Ok(reply) => {
-            let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::BAD_GATEWAY);
-            let mut response = Response::builder().status(status);
-            if let Some(ct) = reply.content_type {
-                response = response.header(header::CONTENT_TYPE, ct);
+    let method = parts.method.to_string();
+    // The user's request may hop twice; a forwarded one once more.
+    let query = next_query(&query, flag.is_none());
+    loop {
+        let url = format!(
+            "{}{}?{query}",
+            leader.trim_end_matches('/'),
+            parts.uri.path()
+        );
+        tracing::debug!(%method, %url, "forwarding a leader-only request to the leader");
+        let sent = super::client::send(&method, &url, body.to_vec(), &[], FORWARD_TIMEOUT).await;
+        let placed = sent.as_ref().is_ok_and(|reply| !not_placed(reply));
+        if !placed && Instant::now() < deadline {
+            // The leader went away or stopped leading: the next one, if
+            // the group names it in time.
+            match owner_by(herder, deadline, Some(&leader)).await {
+                RequestOwner::Here => {
+                    return next.run(Request::from_parts(parts, Body::from(body))).await
+                }
+                RequestOwner::Leader(url) if url != leader => {
+                    tracing::info!(old = %leader, new = %url, "the leader changed; sending the request to the new one");
+                    leader = url;
+                    continue;
+                }
+                _ => {}
             }
-            if let Some(location) = reply.location {
-                response = response.header(header::LOCATION, location);
-            }
-            response
-                .body(Body::from(reply.body))
-                .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
         }
-        Err(e) => ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("the leader at {leader} did not answer the forwarded request: {e}"),
-        )
-        .into_response(),
+        return match sent {
+            Ok(reply) => relay(reply),
+            Err(e) => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the leader at {leader} did not answer the forwarded request: {e}"),
+            )
+            .into_response(),
+        };
     }
+}
+
+/// The leader's answer, as the user's.
+fn relay(reply: HttpReply) -> Response {
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut response = Response::builder().status(status);
+    if let Some(ct) = reply.content_type {
+        response = response.header(header::CONTENT_TYPE, ct);
+    }
+    if let Some(location) = reply.location {
+        response = response.header(header::LOCATION, location);
+    }
+    response
+        .body(Body::from(reply.body))
+        .unwrap_or_else(|_| StatusCode::BAD_GATEWAY.into_response())
 }
 
 #[cfg(test)]
