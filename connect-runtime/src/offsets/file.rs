@@ -25,7 +25,7 @@ use connect_api::{ConnectError, Result, SourceMap};
 use serde_json::{json, Value as Json};
 use tokio::sync::Mutex;
 
-use super::{OffsetEntry, OffsetStore, OffsetTable};
+use super::{OffsetEntry, OffsetStore, OffsetTable, SharedTable};
 
 /// An [`OffsetStore`] backed by one JSON file.
 #[derive(Debug)]
@@ -34,7 +34,7 @@ pub struct FileOffsetStore {
     /// Writers serialize here so two flushes never interleave their renames.
     table: Mutex<OffsetTable>,
     /// Snapshot for synchronous readers.
-    snapshot: std::sync::RwLock<OffsetTable>,
+    snapshot: SharedTable,
     /// Numbers each write's contents in the order they were made.
     next_generation: AtomicU64,
     /// Held by the blocking thread writing the file, with the generation
@@ -50,7 +50,7 @@ impl FileOffsetStore {
         let table = load(&path)?;
         Ok(FileOffsetStore {
             path,
-            snapshot: std::sync::RwLock::new(table.clone()),
+            snapshot: SharedTable::new(table.clone()),
             table: Mutex::new(table),
             next_generation: AtomicU64::new(1),
             file: Arc::new(std::sync::Mutex::new(0)),
@@ -164,14 +164,11 @@ fn write_in_turn(
 #[async_trait]
 impl OffsetStore for FileOffsetStore {
     fn get(&self, connector: &str, partition: &SourceMap) -> Option<SourceMap> {
-        self.snapshot.read().ok()?.get(connector, partition)
+        self.snapshot.get(connector, partition)
     }
 
     fn connector_offsets(&self, connector: &str) -> Vec<(SourceMap, SourceMap)> {
-        self.snapshot
-            .read()
-            .map(|t| t.connector_offsets(connector))
-            .unwrap_or_default()
+        self.snapshot.connector_offsets(connector)
     }
 
     async fn write(&self, connector: &str, entries: Vec<OffsetEntry>) -> Result<()> {
@@ -195,9 +192,7 @@ impl OffsetStore for FileOffsetStore {
                 ))
                 .with_source(e)
             })?;
-        if let Ok(mut snap) = self.snapshot.write() {
-            *snap = next.clone();
-        }
+        self.snapshot.replace(next.clone());
         *table = next;
         Ok(())
     }

@@ -1,12 +1,10 @@
 //! Offsets kept in memory only (tests and embedded workers that do not
 //! need to resume after a restart).
 
-use std::sync::RwLock;
-
 use async_trait::async_trait;
-use connect_api::{ConnectError, Result, SourceMap};
+use connect_api::{Result, SourceMap};
 
-use super::{OffsetEntry, OffsetStore, OffsetTable};
+use super::{OffsetEntry, OffsetStore, SharedTable};
 
 /// An [`OffsetStore`] in memory.
 ///
@@ -27,7 +25,7 @@ use super::{OffsetEntry, OffsetStore, OffsetTable};
 /// ```
 #[derive(Debug, Default)]
 pub struct MemoryOffsetStore {
-    table: RwLock<OffsetTable>,
+    table: SharedTable,
 }
 
 impl MemoryOffsetStore {
@@ -37,28 +35,18 @@ impl MemoryOffsetStore {
     }
 }
 
-fn poisoned() -> ConnectError {
-    ConnectError::other("offset store lock poisoned by a panic in another thread")
-}
-
 #[async_trait]
 impl OffsetStore for MemoryOffsetStore {
     fn get(&self, connector: &str, partition: &SourceMap) -> Option<SourceMap> {
-        self.table.read().ok()?.get(connector, partition)
+        self.table.get(connector, partition)
     }
 
     fn connector_offsets(&self, connector: &str) -> Vec<(SourceMap, SourceMap)> {
-        self.table
-            .read()
-            .map(|t| t.connector_offsets(connector))
-            .unwrap_or_default()
+        self.table.connector_offsets(connector)
     }
 
     async fn write(&self, connector: &str, entries: Vec<OffsetEntry>) -> Result<()> {
-        self.table
-            .write()
-            .map_err(|_| poisoned())?
-            .apply(connector, entries);
+        self.table.apply(connector, entries);
         Ok(())
     }
 }

@@ -127,6 +127,42 @@ impl OffsetTable {
     }
 }
 
+/// The table a store serves reads from, behind a lock: the one body of
+/// every store's `get` and `connector_offsets`. A lock poisoned by a panic
+/// elsewhere is still used: each change replaces whole entries, so no
+/// half-applied change can be seen.
+#[derive(Debug, Default)]
+pub(crate) struct SharedTable(std::sync::RwLock<OffsetTable>);
+
+impl SharedTable {
+    pub(crate) fn new(table: OffsetTable) -> Self {
+        SharedTable(std::sync::RwLock::new(table))
+    }
+
+    pub(crate) fn get(&self, connector: &str, partition: &SourceMap) -> Option<SourceMap> {
+        self.read().get(connector, partition)
+    }
+
+    pub(crate) fn connector_offsets(&self, connector: &str) -> Vec<(SourceMap, SourceMap)> {
+        self.read().connector_offsets(connector)
+    }
+
+    pub(crate) fn apply(&self, connector: &str, entries: Vec<OffsetEntry>) {
+        self.0
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .apply(connector, entries);
+    }
+
+    pub(crate) fn replace(&self, table: OffsetTable) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = table;
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, OffsetTable> {
+        self.0.read().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,14 +9,14 @@
 //! here; [`OffsetStore::refresh`] reads it to its end again. Nothing but
 //! offset records is written: Java workers share the topic.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use connect_api::{Result, SourceMap};
 use serde_json::Value as Json;
 
-use super::{offset_key_bytes, OffsetEntry, OffsetStore, OffsetTable};
+use super::{offset_key_bytes, OffsetEntry, OffsetStore, SharedTable};
 use crate::kafka::{ClientConfig, KafkaCluster};
 use crate::kafka_log::{KafkaLog, LogSpec};
 
@@ -28,7 +28,7 @@ pub struct KafkaOffsetStore {
     log: KafkaLog,
     /// Serializes writers so a write's records stay together in the topic.
     write_lock: tokio::sync::Mutex<()>,
-    table: Arc<RwLock<OffsetTable>>,
+    table: Arc<SharedTable>,
 }
 
 impl std::fmt::Debug for KafkaOffsetStore {
@@ -51,7 +51,7 @@ impl KafkaOffsetStore {
         replication_factor: i16,
         timeout: Duration,
     ) -> Result<KafkaOffsetStore> {
-        let table = Arc::new(RwLock::new(OffsetTable::default()));
+        let table = Arc::new(SharedTable::default());
         let applied = Arc::clone(&table);
         let spec = LogSpec::new(
             topic,
@@ -71,10 +71,7 @@ impl KafkaOffsetStore {
                     Some((connector, partition, offset)) => {
                         // Every change replaces a whole entry, so a panic
                         // elsewhere cannot leave the table half-updated.
-                        applied
-                            .write()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .apply(&connector, vec![(partition, offset)]);
+                        applied.apply(&connector, vec![(partition, offset)]);
                     }
                     None => tracing::debug!(
                         topic = %r.topic, partition = r.partition, offset = r.offset,
@@ -120,14 +117,11 @@ fn parse_entry(key: &[u8], value: Option<&[u8]>) -> Option<(String, SourceMap, O
 #[async_trait]
 impl OffsetStore for KafkaOffsetStore {
     fn get(&self, connector: &str, partition: &SourceMap) -> Option<SourceMap> {
-        self.table.read().ok()?.get(connector, partition)
+        self.table.get(connector, partition)
     }
 
     fn connector_offsets(&self, connector: &str) -> Vec<(SourceMap, SourceMap)> {
-        self.table
-            .read()
-            .map(|t| t.connector_offsets(connector))
-            .unwrap_or_default()
+        self.table.connector_offsets(connector)
     }
 
     async fn write(&self, connector: &str, entries: Vec<OffsetEntry>) -> Result<()> {
