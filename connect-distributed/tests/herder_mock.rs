@@ -349,6 +349,25 @@ async fn node_with(
     node_listening(mock, group, join, "127.0.0.1", &[], wrap).await
 }
 
+/// A worker whose config topic is a [`LaggingConfigs`] (with `extra`
+/// worker keys), and that wrapper, to hold or freeze its reads.
+async fn node_lagging(
+    mock: &MockKafka,
+    group: &str,
+    extra: &[(&str, &str)],
+) -> (Node, Arc<LaggingConfigs>) {
+    let slot = Arc::new(std::sync::OnceLock::<Arc<LaggingConfigs>>::new());
+    let hold = slot.clone();
+    let node = node_listening(mock, group, true, "127.0.0.1", extra, move |inner| {
+        let l = LaggingConfigs::wrap(inner);
+        let _ = hold.set(l.clone());
+        l
+    })
+    .await;
+    let lagging = slot.get().expect("the config topic wrapped").clone();
+    (node, lagging)
+}
+
 /// [`node_with`], its REST listener on `listen_host` (e.g. `0.0.0.0`, as
 /// any multi-host cluster has it) and advertised as 127.0.0.1.
 async fn node_listening(
@@ -1249,21 +1268,7 @@ async fn a_worker_behind_the_config_topic_still_stops_revoked_work() {
         .create_connector("lagged", slow, TargetState::Started)
         .await
         .unwrap();
-    let lagging = Arc::new(std::sync::OnceLock::<Arc<LaggingConfigs>>::new());
-    let hold = lagging.clone();
-    let w1 = node_listening(
-        &mock,
-        group,
-        true,
-        "127.0.0.1",
-        &[("worker.unsync.backoff.ms", "2000")],
-        move |inner| {
-            let l = LaggingConfigs::wrap(inner);
-            let _ = hold.set(l.clone());
-            l
-        },
-    )
-    .await;
+    let (w1, lagging) = node_lagging(&mock, group, &[("worker.unsync.backoff.ms", "2000")]).await;
     let w1_id = w1.herder.worker_id().to_string();
     let on = async |worker: &str| {
         let s = leader.herder.connector_status("lagged").await.ok()?;
@@ -1280,7 +1285,7 @@ async fn a_worker_behind_the_config_topic_still_stops_revoked_work() {
     })
     .await;
     // W1 stops reading the config topic; a change it cannot see follows.
-    lagging.get().unwrap().freeze();
+    lagging.freeze();
     let other = config(&[("connector.class", "SlowStopSource"), ("tasks.max", "1")]);
     leader
         .herder
@@ -1305,7 +1310,7 @@ async fn a_worker_behind_the_config_topic_still_stops_revoked_work() {
         "tasks {twice:?} ran on two workers at once"
     );
     // Caught up again, W1 takes its share back.
-    lagging.get().unwrap().thaw();
+    lagging.thaw();
     eventually("W1 running tasks again", async || {
         on(&w1_id).await.filter(|n| *n > 0)
     })
@@ -1325,22 +1330,13 @@ async fn a_worker_behind_the_config_topic_still_stops_revoked_work() {
 async fn a_leader_that_cannot_read_the_config_topic_leaves_the_group() {
     let mock = mock(&[]);
     let group = "unreadable";
-    let lagging = Arc::new(std::sync::OnceLock::<Arc<LaggingConfigs>>::new());
-    let hold = lagging.clone();
-    let leader = node_listening(
+    let (leader, lagging) = node_lagging(
         &mock,
         group,
-        true,
-        "127.0.0.1",
         &[
             ("worker.unsync.backoff.ms", "2000"),
             ("worker.sync.timeout.ms", "1000"),
         ],
-        move |inner| {
-            let l = LaggingConfigs::wrap(inner);
-            let _ = hold.set(l.clone());
-            l
-        },
     )
     .await;
     eventually("the first worker leading", async || {
@@ -1370,7 +1366,7 @@ async fn a_leader_that_cannot_read_the_config_topic_leaves_the_group() {
     })
     .await;
     // The leader reads no further; the follower writes two records.
-    lagging.get().unwrap().freeze();
+    lagging.freeze();
     follower.herder.pause("spread").await.unwrap();
     follower.herder.resume("spread").await.unwrap();
     let third = node(&mock, group, true).await;
@@ -1383,7 +1379,7 @@ async fn a_leader_that_cannot_read_the_config_topic_leaves_the_group() {
         !leader.herder.is_leader(),
         "the worker that cannot read still leads"
     );
-    lagging.get().unwrap().thaw();
+    lagging.thaw();
     third.stop().await;
     follower.stop().await;
     leader.stop().await;
@@ -1506,14 +1502,7 @@ async fn a_task_config_change_stops_the_old_generation_before_the_new_starts() {
 async fn a_connector_created_during_an_assignment_still_gets_assigned() {
     let mock = mock(&[]);
     let group = "moved-on";
-    let gate = Arc::new(std::sync::OnceLock::<Arc<LaggingConfigs>>::new());
-    let hold = gate.clone();
-    let leader = node_with(&mock, group, true, move |inner| {
-        let g = LaggingConfigs::wrap(inner);
-        let _ = hold.set(g.clone());
-        g
-    })
-    .await;
+    let (leader, gate) = node_lagging(&mock, group, &[]).await;
     eventually("the first worker leading", async || {
         leader.herder.is_leader().then_some(())
     })
@@ -1526,7 +1515,6 @@ async fn a_connector_created_during_an_assignment_still_gets_assigned() {
     .await;
     // A third worker joins; the leader's read before it assigns is held
     // while a connector is created and the follower reads it.
-    let gate = gate.get().unwrap().clone();
     gate.armed.store(true, std::sync::atomic::Ordering::SeqCst);
     let third = node(&mock, group, true).await;
     tokio::time::timeout(TIMEOUT, gate.entered.notified())
@@ -1569,21 +1557,13 @@ async fn a_connector_created_during_an_assignment_still_gets_assigned() {
 async fn a_write_during_a_rebalance_waits_for_the_leader() {
     let mock = mock(&[]);
     let group = "rest-waits";
-    let gate = Arc::new(std::sync::OnceLock::<Arc<LaggingConfigs>>::new());
-    let hold = gate.clone();
-    let leader = node_with(&mock, group, true, move |inner| {
-        let g = LaggingConfigs::wrap(inner);
-        let _ = hold.set(g.clone());
-        g
-    })
-    .await;
+    let (leader, gate) = node_lagging(&mock, group, &[]).await;
     eventually("the first worker leading", async || {
         leader.herder.is_leader().then_some(())
     })
     .await;
     // A second worker joins; the leader's read before it assigns is held,
     // so the newcomer knows no leader yet.
-    let gate = gate.get().unwrap().clone();
     gate.armed.store(true, std::sync::atomic::Ordering::SeqCst);
     let newcomer = node(&mock, group, true).await;
     tokio::time::timeout(TIMEOUT, gate.entered.notified())
