@@ -686,6 +686,36 @@ pub mod validators {
         }
     }
 
+    /// `inner`'s rule for a value that is set; an unset (null) value
+    /// passes. For keys without a default whose validator would refuse
+    /// null (Kafka wraps [`Range`] in a lambda for such keys).
+    ///
+    /// ```
+    /// use connect_api::config::validators::{OrNull, Range};
+    /// use connect_api::config::{ConfigValue, Validator};
+    ///
+    /// let v = OrNull(Range::at_least(0));
+    /// assert!(v.ensure_valid("k", &ConfigValue::Null).is_ok());
+    /// assert!(v.ensure_valid("k", &ConfigValue::Long(-1)).is_err());
+    /// ```
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct OrNull<V>(pub V);
+
+    impl<V: Validator> Validator for OrNull<V> {
+        fn ensure_valid(&self, name: &str, value: &ConfigValue) -> std::result::Result<(), String> {
+            match value {
+                ConfigValue::Null => Ok(()),
+                v => self.0.ensure_valid(name, v),
+            }
+        }
+        fn describe(&self) -> String {
+            self.0.describe()
+        }
+        fn recommended(&self) -> Vec<String> {
+            self.0.recommended()
+        }
+    }
+
     /// A LIST with a bounded number of elements.
     #[derive(Debug, Clone, Copy)]
     pub struct ListSize {

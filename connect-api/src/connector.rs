@@ -88,14 +88,19 @@ pub trait Connector: Send {
     async fn stop(&mut self) -> Result<()>;
 }
 
-/// Whether a source connector can give exactly-once delivery (KIP-618).
+/// Whether a source connector can give exactly-once delivery (KIP-618),
+/// asked by the preflight check of `exactly.once.support=required`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ExactlyOnceSupport {
-    /// It can.
+    /// It can, with the given config.
     Supported,
-    /// It cannot (the default).
-    #[default]
+    /// It cannot, with the given config.
     Unsupported,
+    /// The connector does not say (the default; Kafka's `null`): a config
+    /// with `exactly.once.support=required` is refused, asking the user to
+    /// check the connector's documentation and use `requested`.
+    #[default]
+    Unknown,
 }
 
 /// Whether a source connector can define its own transaction boundaries.
@@ -150,12 +155,17 @@ pub trait SourceConnector: Connector {
     /// the task factory. It may be called on a connector that was not started.
     fn create_task(&self) -> Box<dyn SourceTask>;
 
-    /// Whether this connector can give exactly-once delivery with `config`.
+    /// Whether this connector can give exactly-once delivery with `config`
+    /// (Kafka's `exactlyOnceSupport`); by default it does not say
+    /// ([`ExactlyOnceSupport::Unknown`]). Asked only when the config has
+    /// `exactly.once.support=required`.
     fn exactly_once_support(&self, _config: &ConfigMap) -> ExactlyOnceSupport {
-        ExactlyOnceSupport::Unsupported
+        ExactlyOnceSupport::Unknown
     }
 
-    /// Whether this connector can define transaction boundaries with `config`.
+    /// Whether this connector can define transaction boundaries with
+    /// `config` (Kafka's `canDefineTransactionBoundaries`); asked only when
+    /// the config has `transaction.boundary=connector`.
     fn can_define_transaction_boundaries(&self, _config: &ConfigMap) -> TransactionBoundarySupport {
         TransactionBoundarySupport::Unsupported
     }

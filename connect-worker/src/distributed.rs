@@ -71,6 +71,7 @@ const DISTRIBUTED_KEYS: &[&str] = &[
     "inter.worker.signature.algorithm",
     "inter.worker.verification.algorithms",
     "client.id",
+    "exactly.once.source.support",
     "request.timeout.ms",
     "retry.backoff.ms",
     "retry.backoff.max.ms",

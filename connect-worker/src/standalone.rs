@@ -82,6 +82,17 @@ fn load(args: &[String]) -> std::result::Result<Setup, CommandFailure> {
     if props.contains_key("plugin.path") {
         tracing::info!("{worker_file}: plugin.path is accepted and ignored: plugins are compiled into this binary and registered by name (see connect-worker/src/main.rs)");
     }
+    // Kafka's standalone worker has no exactly-once source support (the key
+    // is distributed mode's); asking for it is refused rather than ignored.
+    if let Some(v) = props
+        .get("exactly.once.source.support")
+        .map(|v| v.trim())
+        .filter(|v| *v != "disabled")
+    {
+        return Err(usage(format!(
+            "{worker_file}: exactly.once.source.support={v}: exactly-once source support needs distributed mode (connect-distributed), as in Kafka; remove the key or set it to disabled"
+        )));
+    }
     if worker.offset_file().is_none_or(|f| f.trim().is_empty()) {
         return Err(usage(format!(
             "{worker_file}: Missing required configuration \"offset.storage.file.filename\" which has no default value (the file where source offsets are stored, e.g. /tmp/connect.offsets)"
@@ -258,6 +269,17 @@ mod tests {
             &dir,
             "no-offsets.properties",
             "key.converter=JsonConverter\nvalue.converter=JsonConverter\n",
+        );
+        let eos = write(
+            &dir,
+            "eos.properties",
+            &format!("{ok}exactly.once.source.support=enabled\n"),
+        );
+        let e = load(std::slice::from_ref(&eos)).err().unwrap();
+        assert!(
+            e.code == EXIT_USAGE && e.message.contains("needs distributed mode"),
+            "{}",
+            e.message
         );
         let e = load(&[no_offsets]).err().unwrap();
         assert!(

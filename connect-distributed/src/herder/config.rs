@@ -127,6 +127,31 @@ fn topic(
     })
 }
 
+/// `exactly.once.source.support`: Kafka's values are `disabled` (the
+/// default), `preparing` and `enabled`. This worker runs source tasks at
+/// least once only, so it refuses the other two rather than join a cluster
+/// whose other workers fence and write transactionally on its behalf.
+fn check_exactly_once_source(props: &BTreeMap<String, String>) -> Result<(), ConnectError> {
+    const KEY: &str = "exactly.once.source.support";
+    match props.get(KEY).map(|v| v.trim()) {
+        None | Some("disabled") => Ok(()),
+        Some(v @ ("preparing" | "enabled")) => Err(ConnectError::config(
+            KEY,
+            format!(
+                "{KEY}={v} is not supported by this worker yet: it runs source tasks at least once, \
+                 without transactions or zombie fencing. Set {KEY}=disabled on every worker of the \
+                 cluster (Kafka requires the same value on all of them)"
+            ),
+        )),
+        Some(v) => Err(ConnectError::config(
+            KEY,
+            format!(
+                "Invalid value {v} for configuration {KEY}: String must be one of: disabled, preparing, enabled"
+            ),
+        )),
+    }
+}
+
 impl DistributedConfig {
     /// Parse the distributed keys of a worker's properties. Missing
     /// required keys and bad values are config errors naming the key.
@@ -166,6 +191,7 @@ impl DistributedConfig {
         let sync_ms: u64 = number(&props, "worker.sync.timeout.ms", 3000)?;
         let unsync_ms: u64 = number(&props, "worker.unsync.backoff.ms", 300_000)?;
         let ttl_ms: u64 = number(&props, "inter.worker.key.ttl.ms", 3_600_000)?;
+        check_exactly_once_source(&props)?;
         Ok(DistributedConfig {
             group,
             configs: topic(&props, "config", Some(1))?,
@@ -214,6 +240,28 @@ mod tests {
             let err = DistributedConfig::parse(props).unwrap_err();
             assert!(err.to_string().contains(key), "{key}: {err}");
         }
+    }
+
+    #[test]
+    fn exactly_once_source_support_is_disabled_here() {
+        let with = |v: &'static str| {
+            let mut props = base();
+            props.push(("exactly.once.source.support", v));
+            DistributedConfig::parse(props).map(|_| ())
+        };
+        assert!(with("disabled").is_ok());
+        for v in ["enabled", "preparing"] {
+            let e = with(v).unwrap_err().to_string();
+            assert!(
+                e.contains("exactly.once.source.support") && e.contains("not supported"),
+                "{e}"
+            );
+        }
+        let e = with("ENABLED").unwrap_err().to_string();
+        assert!(
+            e.contains("must be one of: disabled, preparing, enabled"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -37,8 +37,8 @@ use async_trait::async_trait;
 use connect_api::config::{ConfigMap, ConfigReport};
 use connect_api::{ConnectError, Result};
 use connect_runtime::herder::{
-    check_connector_config, validate_connector_config, Herder, InternalRefusal, RequestOwner,
-    REBALANCE_WAIT,
+    check_connector_config, validate_connector_config, ExactlyOnceSource, Herder, InternalRefusal,
+    RequestOwner, REBALANCE_WAIT,
 };
 use connect_runtime::rest::client;
 use connect_runtime::status::{State, StatusStore};
@@ -580,7 +580,7 @@ impl DistributedHerder {
     /// connector will see it (and as the standalone herder checks).
     fn check_valid(&self, config: &ConfigMap) -> Result<()> {
         let worker = &self.shared.worker;
-        check_connector_config(worker.plugins(), &worker.resolved(config)?)
+        check_connector_config(worker.plugins(), &worker.resolved(config)?, EXACTLY_ONCE)
     }
 
     fn state_info(&self, status: Option<Status>, version: &str) -> StateInfo {
@@ -664,7 +664,7 @@ impl Herder for DistributedHerder {
     }
 
     fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)> {
-        validate_connector_config(self.shared.worker.plugins(), config)
+        validate_connector_config(self.shared.worker.plugins(), config, EXACTLY_ONCE)
     }
 
     async fn connector_names(&self) -> Vec<String> {
@@ -1009,6 +1009,11 @@ impl DistributedHerder {
         true
     }
 }
+
+/// Exactly-once source support of this worker for the preflight checks:
+/// `exactly.once.source.support=enabled` is refused at start
+/// ([`DistributedConfig::parse`]), so it is disabled.
+const EXACTLY_ONCE: ExactlyOnceSource = ExactlyOnceSource::Disabled;
 
 fn not_found(name: &str) -> ConnectError {
     ConnectError::not_found(format!("Connector {name} not found"))

@@ -40,8 +40,8 @@ pub use auto_restart::run as run_auto_restarts;
 pub use auto_restart::{auto_restart_connector_def, auto_restart_worker_def, RestartPolicy};
 pub use standalone::StandaloneHerder;
 pub use validation::{
-    check_connector_config, unknown_connector_keys, validate_connector_config, UnknownKey,
-    CONNECTOR_PASS_THROUGH_PREFIXES,
+    check_connector_config, unknown_connector_keys, validate_connector_config, ExactlyOnceSource,
+    UnknownKey, CONNECTOR_PASS_THROUGH_PREFIXES,
 };
 
 /// What the REST API and the CLI need from a worker (Kafka's `Herder`).

@@ -12,7 +12,9 @@ use connect_api::connector::ConnectorType;
 use connect_api::{ConnectError, Result};
 use tokio::sync::mpsc;
 
-use super::validation::{check_connector_config, validate_connector_config};
+// Exactly-once source delivery needs distributed mode (as in Kafka):
+// `exactly.once.support=required` fails its preflight here.
+use super::validation::{check_connector_config, validate_connector_config, ExactlyOnceSource};
 use super::Herder;
 use crate::config_store::{ConfigStore, MemoryConfigStore};
 use crate::metrics::WorkerMetrics;
@@ -572,7 +574,7 @@ impl Herder for StandaloneHerder {
     }
 
     fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)> {
-        validate_connector_config(self.plugins(), config)
+        validate_connector_config(self.plugins(), config, ExactlyOnceSource::Disabled)
     }
 
     async fn connector_names(&self) -> Vec<String> {
@@ -590,7 +592,11 @@ impl Herder for StandaloneHerder {
         config.insert("name".into(), name.to_string());
         // Validate what will run (provider references resolved); store what
         // was given, so REST shows references, never secrets.
-        check_connector_config(self.plugins(), &self.worker().resolved(&config)?)?;
+        check_connector_config(
+            self.plugins(),
+            &self.worker().resolved(&config)?,
+            ExactlyOnceSource::Disabled,
+        )?;
         let plugin = self.plugins().connector(&config["connector.class"])?;
         let mut entry = Entry {
             config: config.clone(),
@@ -630,7 +636,11 @@ impl Herder for StandaloneHerder {
                 .await?;
             return Ok((info, true));
         }
-        check_connector_config(self.plugins(), &self.worker().resolved(&config)?)?;
+        check_connector_config(
+            self.plugins(),
+            &self.worker().resolved(&config)?,
+            ExactlyOnceSource::Disabled,
+        )?;
         self.worker().abandon_calls(name);
         let changing = self.change(name).await?;
         let mut entry = changing.slot.get();

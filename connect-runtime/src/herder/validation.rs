@@ -14,17 +14,32 @@
 use std::fmt;
 
 use connect_api::config::{ConfigDef, ConfigMap, ConfigReport};
-use connect_api::connector::ConnectorType;
+use connect_api::connector::{
+    ConnectorType, ExactlyOnceSupport, SourceConnector, TransactionBoundarySupport,
+};
 use connect_api::{ConnectError, ErrorKind, Result, SinkRecord, SourceRecord};
 use connect_transforms::chain::TransformChain;
 
 use crate::converters::registry::HEADER_CONVERTER;
 use crate::converters::ConverterRole;
 
-use crate::panics::contain_sync;
+use crate::panics::{catch_sync, contain_sync};
 use crate::worker::{
-    check_sink_topics, invalid_config, sink_connector_def, source_connector_def, Plugins,
+    check_sink_topics, invalid_config, sink_connector_def, source_connector_def, AnyConnector,
+    Plugins, EXACTLY_ONCE_SUPPORT, TRANSACTION_BOUNDARY,
 };
+
+/// Whether the worker validating a config runs exactly-once source
+/// connectors (`exactly.once.source.support=enabled`), which decides
+/// whether `exactly.once.support=required` can pass (KIP-618's preflight).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExactlyOnceSource {
+    /// A standalone worker, or a distributed one without exactly-once
+    /// source support.
+    Disabled,
+    /// A distributed worker with `exactly.once.source.support=enabled`.
+    Enabled,
+}
 
 /// Validate a connector config: one report per key of the connector's full
 /// definition (common keys, kind keys, the plugin's own keys), errors on
@@ -36,6 +51,7 @@ use crate::worker::{
 pub fn validate_connector_config(
     plugins: &Plugins,
     config: &ConfigMap,
+    exactly_once: ExactlyOnceSource,
 ) -> Result<(String, Vec<ConfigReport>)> {
     let class = config
         .get("connector.class")
@@ -55,10 +71,13 @@ pub fn validate_connector_config(
     let mut reports = base.validate(config);
     // Plugin code: a panic in it is an error of this request (a 500, as
     // Kafka answers when `validate` throws), never a dropped connection.
-    let own = contain_sync(format!("connector {class}: validate"), || {
-        Ok(plugin.create().as_connector_ref().validate(config))
-    })?;
+    let call = format!("connector {class}: validate");
+    let instance = contain_sync(&call, || Ok(plugin.create()))?;
+    let own = contain_sync(&call, || Ok(instance.as_connector_ref().validate(config)))?;
     reports.extend(own);
+    if let AnyConnector::Source(source) = &instance {
+        exactly_once_preflight(source.as_ref(), config, exactly_once, &mut reports);
+    }
     let chain_error = match plugin.kind {
         ConnectorType::Source => {
             TransformChain::<SourceRecord>::from_config(config, plugins.transforms()).err()
@@ -85,12 +104,68 @@ pub fn validate_connector_config(
     Ok((plugin.class.clone(), reports))
 }
 
+/// KIP-618's preflight checks, with Kafka's messages, on keys whose value
+/// passed their own validation: `exactly.once.support=required` needs a
+/// worker with exactly-once source support and a connector that says it
+/// supports it with this config; `transaction.boundary=connector` needs a
+/// connector that can define its own boundaries.
+fn exactly_once_preflight(
+    connector: &dyn SourceConnector,
+    config: &ConfigMap,
+    worker: ExactlyOnceSource,
+    reports: &mut Vec<ConfigReport>,
+) {
+    let valid = |reports: &[ConfigReport], key: &str| {
+        reports
+            .iter()
+            .find(|r| r.name == key)
+            .is_some_and(|r| r.errors.is_empty())
+    };
+    let value = |key: &str| config.get(key).map(|v| v.trim().to_ascii_lowercase());
+    if valid(reports, EXACTLY_ONCE_SUPPORT)
+        && value(EXACTLY_ONCE_SUPPORT).as_deref() == Some("required")
+    {
+        if worker == ExactlyOnceSource::Disabled {
+            push_error(
+                reports,
+                EXACTLY_ONCE_SUPPORT,
+                "This worker does not have exactly-once source support enabled.".to_string(),
+            );
+        }
+        let message = match catch_sync(|| connector.exactly_once_support(config)) {
+            Ok(ExactlyOnceSupport::Supported) => None,
+            Ok(ExactlyOnceSupport::Unsupported) => Some("The connector does not support exactly-once semantics with the provided configuration.".to_string()),
+            Ok(ExactlyOnceSupport::Unknown) => Some("The connector does not implement the API required for preflight validation of exactly-once source support. Please consult the documentation for the connector to determine whether it supports exactly-once semantics, and then consider reconfiguring the connector to use the value \"requested\" for this property (which will disable this preflight check and allow the connector to be created).".to_string()),
+            Err(panic) => Some(format!("An unexpected error occurred during validation: {}", panic.into_error("SourceConnector::exactly_once_support"))),
+        };
+        if let Some(m) = message {
+            push_error(reports, EXACTLY_ONCE_SUPPORT, m);
+        }
+    }
+    if valid(reports, TRANSACTION_BOUNDARY)
+        && value(TRANSACTION_BOUNDARY).as_deref() == Some("connector")
+    {
+        let message = match catch_sync(|| connector.can_define_transaction_boundaries(config)) {
+            Ok(TransactionBoundarySupport::Supported) => None,
+            Ok(TransactionBoundarySupport::Unsupported) => Some("The connector does not support connector-defined transaction boundaries with the given configuration. Please reconfigure it to use a different transaction boundary definition.".to_string()),
+            Err(panic) => Some(format!("An unexpected error occurred during validation: {}", panic.into_error("SourceConnector::can_define_transaction_boundaries"))),
+        };
+        if let Some(m) = message {
+            push_error(reports, TRANSACTION_BOUNDARY, m);
+        }
+    }
+}
+
 /// Accept `config` only when its validation finds no error: otherwise
 /// Kafka's "Connector configuration is invalid" error listing every
 /// problem as `key: message` (a 400 over REST). Keys nothing defines are
 /// accepted, each with a warning in the log naming the connector and key.
-pub fn check_connector_config(plugins: &Plugins, config: &ConfigMap) -> Result<()> {
-    let (_, reports) = validate_connector_config(plugins, config)?;
+pub fn check_connector_config(
+    plugins: &Plugins,
+    config: &ConfigMap,
+    exactly_once: ExactlyOnceSource,
+) -> Result<()> {
+    let (_, reports) = validate_connector_config(plugins, config, exactly_once)?;
     let name = config.get("name").map_or("", String::as_str);
     for unknown in unknown_connector_keys(plugins, config) {
         tracing::warn!(connector = name, key = %unknown.key, "connector '{name}': {unknown}");
@@ -129,13 +204,7 @@ pub const CONNECTOR_PASS_THROUGH_PREFIXES: &[&str] = &[
 /// Connector keys Kafka's `ConnectorConfig` (and its source and sink
 /// subclasses) defines that this runtime does not declare: accepted
 /// silently, so a config written for Kafka draws no warning for them.
-const KAFKA_ONLY_KEYS: &[&str] = &[
-    "connector.plugin.version",
-    "exactly.once.support",
-    "transaction.boundary",
-    "transaction.boundary.interval.ms",
-    "offsets.storage.topic",
-];
+const KAFKA_ONLY_KEYS: &[&str] = &["connector.plugin.version"];
 
 /// A connector config key that neither the connector's full definition
 /// (common, kind, plugin and transform/predicate keys) nor a
@@ -471,6 +540,7 @@ mod tests {
                 ("header.converter", "StringConverter"),
                 ("header.converter.converter.encoding", "NO-SUCH-CHARSET"),
             ]),
+            ExactlyOnceSource::Disabled,
         )
         .unwrap();
         let errors = |key: &str| {
@@ -513,7 +583,11 @@ mod tests {
             .with_ansi(false)
             .finish();
         let accepted = tracing::subscriber::with_default(subscriber, || {
-            check_connector_config(&plugins(), &config(&[("pth", "/tmp")]))
+            check_connector_config(
+                &plugins(),
+                &config(&[("pth", "/tmp")]),
+                ExactlyOnceSource::Disabled,
+            )
         });
         assert!(accepted.is_ok(), "unknown keys are no error: {accepted:?}");
         let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use connect_api::config::validators::{NonEmptyString, Range, ValidString};
+use connect_api::config::validators::{NonEmptyString, OrNull, Range, ValidString};
 use connect_api::config::{
     parse_list, with_prefix, ConfigDef, ConfigKey, ConfigMap, ConfigType, Importance, ParsedConfig,
 };
@@ -277,7 +277,22 @@ pub fn source_connector_def() -> ConfigDef {
             .doc("Not in Kafka. What to do when the task reports that its stored offset is no longer valid in the source system: fail (the task fails with instructions to reset its offsets) or reset (the stored offset of that source partition is removed, a warning names the lost position, and the task restarts from its default position)."))
         .define(ConfigKey::new("source.max.inflight.records", ConfigType::Int).default(10_000).validator(Range::at_least(1)).importance(Importance::Low).group(G, 4)
             .doc("Not in Kafka. Submitted records held before the task stops polling (backpressure), bounding memory when Kafka is slow."))
+        .define(ConfigKey::new(EXACTLY_ONCE_SUPPORT, ConfigType::String).default("requested").validator(ValidString::case_insensitive(["requested", "required"])).importance(Importance::Medium).group(EOS, 1)
+            .doc("Permitted values are requested, required. If set to \"required\", forces a preflight check that the connector can provide exactly-once semantics with the given configuration, and that the worker validating it has exactly-once source support enabled; otherwise requests to create or validate the connector fail."))
+        .define(ConfigKey::new(TRANSACTION_BOUNDARY, ConfigType::String).default("poll").validator(ValidString::case_insensitive(["poll", "interval", "connector"])).importance(Importance::Medium).group(EOS, 2)
+            .doc("Permitted values are: poll, interval, connector. poll: a producer transaction per batch of records a task returns; connector: the connector defines the boundaries (only connectors that can); interval: a transaction per transaction.boundary.interval.ms."))
+        .define(ConfigKey::new("transaction.boundary.interval.ms", ConfigType::Long).optional().validator(OrNull(Range::at_least(0))).importance(Importance::Low).group(EOS, 3)
+            .doc("With transaction.boundary=interval, how often tasks commit their producer transactions; unset: the worker's offset.flush.interval.ms. No effect with another transaction.boundary."))
+        .define(ConfigKey::new("offsets.storage.topic", ConfigType::String).optional().validator(OrNull(NonEmptyString::default())).importance(Importance::Low).group("offsets.topic", 1)
+            .doc("The name of a separate offsets topic for this connector; unset: the worker's offsets topic. Only applicable in distributed mode; in standalone mode it has no effect."))
 }
+
+/// The source connector key that asks for exactly-once delivery.
+pub const EXACTLY_ONCE_SUPPORT: &str = "exactly.once.support";
+/// The source connector key that says where producer transactions end.
+pub const TRANSACTION_BOUNDARY: &str = "transaction.boundary";
+/// Kafka's group of the exactly-once keys.
+const EOS: &str = "Exactly Once Support";
 
 /// A sink's `topics` as Kafka reads them (`parseTopicsList`): the LIST
 /// value without empty entries and duplicates, in order.

@@ -52,6 +52,7 @@ use tracing::Instrument;
 pub use config::{
     check_sink_topics, connector_base_def, invalid_config, sink_connector_def, sink_topics,
     source_connector_def, worker_config_def, WorkerConfig, DEPRECATED_WORKER_KEYS,
+    EXACTLY_ONCE_SUPPORT, TRANSACTION_BOUNDARY,
 };
 pub use info::{ConnectorInfo, ConnectorStatus, StateInfo, TaskRef, TaskStateInfo};
 pub use plugins::{AnyConnector, ConnectorPlugin, Plugins};
