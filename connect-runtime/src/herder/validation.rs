@@ -503,7 +503,7 @@ mod tests {
             ("transforms.x.whatever", "1"),
             ("value.converter.anything", "1"),
             ("consumer.override.max.poll.records", "5"),
-            ("transaction.boundary", "poll"),
+            ("connector.plugin.version", "1.0"),
             ("completely.different", "1"),
         ]);
         let unknown = unknown_connector_keys(&plugins(), &c);
