@@ -68,7 +68,8 @@ fn plugins() -> Plugins {
 #[derive(Default)]
 struct Instances {
     running: std::collections::BTreeMap<String, (u32, u32)>,
-    stopping: u32,
+    /// Task instances in `stop` now (one entry per call).
+    stopping_named: Vec<String>,
     /// The `tasks.max` each task instance started with.
     tasks_max: std::collections::BTreeMap<String, String>,
     /// Tasks that started while a task of another task generation of
@@ -176,10 +177,12 @@ impl connect_api::source::SourceTask for SlowStopTask {
         Ok(Vec::new())
     }
     async fn stop(&mut self) -> connect_api::Result<()> {
-        instances(|i| i.stopping += 1);
+        instances(|i| i.stopping_named.push(self.instance.clone()));
         tokio::time::sleep(Duration::from_millis(self.stop_ms)).await;
         instances(|i| {
-            i.stopping -= 1;
+            if let Some(at) = i.stopping_named.iter().position(|n| *n == self.instance) {
+                i.stopping_named.swap_remove(at);
+            }
             if let Some((now, _)) = i.running.get_mut(&self.instance) {
                 *now = now.saturating_sub(1);
             }
@@ -1129,15 +1132,32 @@ async fn the_session_key_rotates_in_a_quiet_cluster() {
 /// them to W2 at once: each ran on both workers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revoked_tasks_are_released_only_once_stopped() {
+    revoked_work_is_released_only_once_stopped("slow", &[]).await;
+}
+
+/// F1 under eager rebalancing (`connect.protocol=eager`, Java's
+/// `default`): every worker stops everything before it joins again, and
+/// none of it may start elsewhere until it has stopped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoked_tasks_are_released_only_once_stopped_eagerly() {
+    revoked_work_is_released_only_once_stopped("eager-slow", &[("connect.protocol", "eager")])
+        .await;
+}
+
+/// The F1 scenario with the workers' `extra` keys; `name` prefixes the
+/// group and connectors (the slow-stop instances are counted across tests).
+async fn revoked_work_is_released_only_once_stopped(name: &str, extra: &[(&str, &str)]) {
     let mock = mock(&[]);
-    let a = node(&mock, "slow-stops", true).await;
+    let group = format!("{name}-stops");
+    let start = async || node_listening(&mock, &group, true, "127.0.0.1", extra, |c| c).await;
+    let a = start().await;
     let slow = config(&[
         ("connector.class", "SlowStopSource"),
         ("tasks.max", "4"),
         ("stop.ms", "3000"),
     ]);
     a.herder
-        .create_connector("slow", slow, TargetState::Started)
+        .create_connector(name, slow, TargetState::Started)
         .await
         .unwrap();
     let running = async |h: &DistributedHerder, name: &str, n: usize| {
@@ -1145,32 +1165,39 @@ async fn revoked_tasks_are_released_only_once_stopped() {
         (s.tasks.len() == n && s.tasks.iter().all(|t| t.state.state == "RUNNING")).then_some(s)
     };
     eventually("four tasks RUNNING on the first worker", async || {
-        running(&a.herder, "slow", 4).await
+        running(&a.herder, name, 4).await
     })
     .await;
-    let b = node(&mock, "slow-stops", true).await;
+    let b = start().await;
+    let mine = |i: &mut Instances| {
+        i.stopping_named
+            .iter()
+            .filter(|n| n.starts_with(&format!("{name}-")))
+            .count()
+    };
     eventually("the first worker stopping revoked tasks", async || {
-        (instances(|i| i.stopping) > 0).then_some(())
+        (instances(mine) > 0).then_some(())
     })
     .await;
     // Another round while the revoked tasks are still stopping.
+    let other_name = format!("{name}-other");
     let other = config(&[("connector.class", "SlowStopSource"), ("tasks.max", "1")]);
     b.herder
-        .create_connector("other", other, TargetState::Started)
+        .create_connector(&other_name, other, TargetState::Started)
         .await
         .unwrap();
     let spread = eventually("the tasks spread over both workers", async || {
-        let s = running(&b.herder, "slow", 4).await?;
-        running(&b.herder, "other", 1).await?;
+        let s = running(&b.herder, name, 4).await?;
+        running(&b.herder, &other_name, 1).await?;
         let workers: std::collections::BTreeSet<_> =
             s.tasks.iter().map(|t| t.state.worker_id.clone()).collect();
-        (workers.len() == 2 && instances(|i| i.stopping) == 0).then_some(s)
+        (workers.len() == 2 && instances(mine) == 0).then_some(s)
     })
     .await;
     let twice: Vec<String> = instances(|i| {
         i.running
             .iter()
-            .filter(|(_, (_, max))| *max > 1)
+            .filter(|(k, (_, max))| *max > 1 && k.starts_with(&format!("{name}-")))
             .map(|(k, _)| k.clone())
             .collect()
     });
