@@ -70,6 +70,8 @@ struct Instances {
     running: std::collections::BTreeMap<String, (u32, u32)>,
     /// Task instances in `stop` now (one entry per call).
     stopping_named: Vec<String>,
+    /// Finished `stop` calls per task instance.
+    stops: std::collections::BTreeMap<String, u32>,
     /// The `tasks.max` each task instance started with.
     tasks_max: std::collections::BTreeMap<String, String>,
     /// Tasks that started while a task of another task generation of
@@ -183,6 +185,7 @@ impl connect_api::source::SourceTask for SlowStopTask {
             if let Some(at) = i.stopping_named.iter().position(|n| *n == self.instance) {
                 i.stopping_named.swap_remove(at);
             }
+            *i.stops.entry(self.instance.clone()).or_default() += 1;
             if let Some((now, _)) = i.running.get_mut(&self.instance) {
                 *now = now.saturating_sub(1);
             }
@@ -1206,6 +1209,43 @@ async fn revoked_work_is_released_only_once_stopped(name: &str, extra: &[(&str, 
         "tasks {twice:?} ran on two workers at once; statuses {spread:?}"
     );
     b.stop().await;
+    a.stop().await;
+}
+
+/// A worker whose heartbeats stop reaching the coordinator for a whole
+/// session is fenced: it stops all its work at once (the group may already
+/// have given it to another worker), then rejoins and runs it again. With
+/// the engine's `GroupEvent::Fenced` arm deleted (a mutant issue 27 names)
+/// its tasks kept running throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fenced_worker_stops_all_its_work() {
+    let mock = mock(&[]);
+    let a = node(&mock, "fenced", true).await;
+    let source = config(&[("connector.class", "SlowStopSource"), ("tasks.max", "2")]);
+    a.herder
+        .create_connector("fence", source, TargetState::Started)
+        .await
+        .unwrap();
+    let both_running = async || {
+        let s = a.herder.connector_status("fence").await.ok()?;
+        (s.tasks.len() == 2 && s.tasks.iter().all(|t| t.state.state == "RUNNING")).then_some(())
+    };
+    eventually("two tasks RUNNING", both_running).await;
+    let stops =
+        |i: &mut Instances| ["fence-0", "fence-1"].map(|n| i.stops.get(n).copied().unwrap_or(0));
+    assert_eq!(instances(stops), [0, 0]);
+    // Heartbeats lost for longer than session.timeout.ms (3 s here).
+    mock.fail_next_heartbeats(15).unwrap();
+    eventually("the fenced worker stopping both tasks", async || {
+        instances(stops).iter().all(|n| *n >= 1).then_some(())
+    })
+    .await;
+    eventually("both tasks running again once it rejoined", async || {
+        let now =
+            instances(|i| ["fence-0", "fence-1"].map(|n| i.running.get(n).map_or(0, |r| r.0)));
+        (now == [1, 1]).then_some(())
+    })
+    .await;
     a.stop().await;
 }
 

@@ -94,6 +94,23 @@ impl MockKafka {
             .map_err(|e| from_rd(&e, format_args!("creating mock topic '{name}'")))
     }
 
+    /// Fault injection: the next `count` Heartbeat requests that reach the
+    /// cluster are answered `REQUEST_TIMED_OUT` without being served, so the
+    /// group coordinator does not see them and a member's session runs out
+    /// as if the network had dropped them. The failures are shared by all
+    /// clients of the cluster, in arrival order.
+    pub fn fail_next_heartbeats(&self, count: usize) -> Result<(), KafkaError> {
+        use ::rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
+        let cluster = self
+            .holder
+            .client()
+            .mock_cluster()
+            .ok_or_else(|| KafkaError::fatal("the mock cluster is gone"))?;
+        let errors = vec![RDKafkaRespErr::RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT; count];
+        cluster.request_errors(RDKafkaApiKey::Heartbeat, &errors);
+        Ok(())
+    }
+
     /// An rdkafka-backed [`KafkaCluster`](connect_kafka::KafkaCluster) on this
     /// mock cluster.
     pub fn cluster(&self) -> RdKafkaCluster {
