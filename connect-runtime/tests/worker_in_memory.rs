@@ -1653,3 +1653,102 @@ async fn a_source_task_resumes_from_offsets_another_worker_stored() {
     );
     w.shutdown().await;
 }
+
+/// Transactions written to `out`: "kept-1" committed, "aborted" aborted,
+/// "kept-2" committed, then "open" left open. Returns the producer, whose
+/// open transaction the caller ends.
+async fn write_transactions(s: &Setup) -> Box<dyn connect_runtime::kafka::Producer> {
+    let config = ConfigMap::from([("transactional.id", "writer")]);
+    let producer = s.kafka.producer(&config, Arc::new(NullSink)).unwrap();
+    let timeout = Duration::from_secs(5);
+    producer.init_transactions(timeout).await.unwrap();
+    for (token, (value, commit)) in (0u64..).zip([
+        ("kept-1", Some(true)),
+        ("aborted", Some(false)),
+        ("kept-2", Some(true)),
+        ("open", None),
+    ]) {
+        producer.begin_transaction().unwrap();
+        let json =
+            format!(r#"{{"schema":{{"type":"string","optional":false}},"payload":"{value}"}}"#);
+        producer
+            .send(&OutRecord::new("out", Some(json.as_bytes())), token)
+            .unwrap();
+        match commit {
+            Some(true) => producer.commit_transaction(timeout).await.unwrap(),
+            Some(false) => producer.abort_transaction(timeout).await.unwrap(),
+            None => producer.flush(timeout).await.unwrap(),
+        }
+    }
+    producer
+}
+
+/// Issue 28 item 5: a sink reading with
+/// `consumer.override.isolation.level=read_committed` never sees a record of
+/// an aborted transaction, and sees one of an open transaction only once it
+/// commits (in its place in the partition).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_committed_sink_never_sees_aborted_records() {
+    let s = setup();
+    let w = worker(&s);
+    let producer = write_transactions(&s).await;
+    w.create_connector(
+        "sink",
+        props(&[
+            ("connector.class", "CollectingSink"),
+            ("topics", "out"),
+            ("consumer.override.isolation.level", "read_committed"),
+        ]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("the two committed records", || {
+        s.collected.0.lock().unwrap().len() == 2
+    })
+    .await;
+    producer
+        .commit_transaction(Duration::from_secs(5))
+        .await
+        .unwrap();
+    eventually("the record of the transaction committed last", || {
+        s.collected.0.lock().unwrap().len() == 3
+    })
+    .await;
+    assert_eq!(
+        *s.collected.0.lock().unwrap(),
+        ["kept-1", "kept-2", "open"],
+        "a read_committed sink saw what it must not"
+    );
+    w.shutdown().await;
+}
+
+/// The same records read with the consumer's default isolation
+/// (`read_uncommitted`, Kafka's default too): the aborted and the open
+/// record are delivered, which is what `read_committed` is for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sink_with_the_default_isolation_sees_aborted_records() {
+    let s = setup();
+    let w = worker(&s);
+    let producer = write_transactions(&s).await;
+    w.create_connector(
+        "sink",
+        props(&[("connector.class", "CollectingSink"), ("topics", "out")]),
+        TargetState::Started,
+    )
+    .await
+    .unwrap();
+    eventually("all four records", || {
+        s.collected.0.lock().unwrap().len() == 4
+    })
+    .await;
+    assert_eq!(
+        *s.collected.0.lock().unwrap(),
+        ["kept-1", "aborted", "kept-2", "open"]
+    );
+    producer
+        .abort_transaction(Duration::from_secs(5))
+        .await
+        .unwrap();
+    w.shutdown().await;
+}
