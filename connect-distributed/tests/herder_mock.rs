@@ -1376,6 +1376,14 @@ async fn a_worker_behind_the_config_topic_still_stops_revoked_work() {
         twice.is_empty(),
         "tasks {twice:?} ran on two workers at once"
     );
+    // Still behind in the round its own rejoin starts, W1 leaves the group
+    // for worker.unsync.backoff.ms, running nothing, and the others run all
+    // eight (a worker that applied the assignment from configs it has not
+    // read kept its share).
+    eventually("the others running all eight while W1 stays behind", async || {
+        on(&w1_id).await.filter(|n| *n == 0)
+    })
+    .await;
     // Caught up again, W1 takes its share back.
     lagging.thaw();
     eventually("W1 running tasks again", async || {
