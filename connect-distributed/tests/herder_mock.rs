@@ -1335,7 +1335,7 @@ async fn a_worker_behind_the_config_topic_still_stops_revoked_work() {
         .create_connector("lagged", slow, TargetState::Started)
         .await
         .unwrap();
-    let (w1, lagging) = node_lagging(&mock, group, &[("worker.unsync.backoff.ms", "2000")]).await;
+    let (w1, lagging) = node_lagging(&mock, group, &[("worker.unsync.backoff.ms", "10000")]).await;
     let w1_id = w1.herder.worker_id().to_string();
     let on = async |worker: &str| {
         let s = leader.herder.connector_status("lagged").await.ok()?;
@@ -1380,9 +1380,10 @@ async fn a_worker_behind_the_config_topic_still_stops_revoked_work() {
     // for worker.unsync.backoff.ms, running nothing, and the others run all
     // eight (a worker that applied the assignment from configs it has not
     // read kept its share).
-    eventually("the others running all eight while W1 stays behind", async || {
-        on(&w1_id).await.filter(|n| *n == 0)
-    })
+    eventually(
+        "the others running all eight while W1 stays behind",
+        async || on(&w1_id).await.filter(|n| *n == 0),
+    )
     .await;
     // Caught up again, W1 takes its share back.
     lagging.thaw();
