@@ -11,6 +11,42 @@ pub(super) struct AckQueue {
     pub(super) notify: Notify,
 }
 
+/// Records being sent again after a retriable delivery failure: per
+/// token, the attempts so far and when the first one failed, so the waits
+/// grow up to `errors.retry.delay.max.ms` and end at
+/// `errors.retry.timeout` (0, the default, never resends; -1 never ends).
+#[derive(Debug, Default)]
+pub(super) struct Resends(std::collections::HashMap<u64, (u32, tokio::time::Instant)>);
+
+impl Resends {
+    /// The wait before sending `token` again, or `None` once the retry
+    /// timeout is used up.
+    pub(super) fn delay(&mut self, token: u64, errors: &ErrorConfig) -> Option<Duration> {
+        let timeout = errors.retry_timeout_ms;
+        if timeout == 0 {
+            return None;
+        }
+        let now = tokio::time::Instant::now();
+        let (attempts, first) = self.0.entry(token).or_insert((0, now));
+        *attempts += 1;
+        if timeout > 0 && now.duration_since(*first) >= Duration::from_millis(timeout as u64) {
+            return None;
+        }
+        let backoff = crate::kafka::time::Backoff::new(
+            Duration::from_millis(300),
+            Duration::from_millis(errors.retry_delay_max_ms.max(1)),
+        );
+        Some(backoff.delay(*attempts - 1))
+    }
+
+    /// `token` is settled (written, dead-lettered or failed for good).
+    pub(super) fn settled(&mut self, token: u64) {
+        if !self.0.is_empty() {
+            self.0.remove(&token);
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(super) struct AckMeta {
     partition: i32,
@@ -59,9 +95,7 @@ impl WorkerSourceTask {
         for (token, result) in drained.drain(..) {
             match result {
                 Ok(meta) => {
-                    if !self.resends.is_empty() {
-                        self.resends.remove(&token);
-                    }
+                    self.resends.settled(token);
                     let Some(done) = self.tracker.complete(token) else {
                         continue;
                     };
@@ -151,18 +185,20 @@ impl WorkerSourceTask {
         }
         let error = ConnectError::from(error);
         let record = match record {
-            Some(record) if error.is_retriable() => match self.resend_delay(token) {
-                Some(delay) => {
-                    tracing::warn!(task = %self.settings.id, error = %error,
+            Some(record) if error.is_retriable() => {
+                match self.resends.delay(token, self.pipeline.config()) {
+                    Some(delay) => {
+                        tracing::warn!(task = %self.settings.id, error = %error,
                         "retriable delivery failure; sending the record again in {delay:?}");
-                    tokio::time::sleep(delay).await;
-                    return self.resend(token, record).await;
+                        tokio::time::sleep(delay).await;
+                        return self.resend(token, record).await;
+                    }
+                    None => Some(record),
                 }
-                None => Some(record),
-            },
+            }
             other => other,
         };
-        self.resends.remove(&token);
+        self.resends.settled(token);
         let failure = self
             .pipeline
             .tolerate(Stage::KafkaProduce, "producer", error, 1)?;
@@ -183,7 +219,7 @@ impl WorkerSourceTask {
         error: KafkaError,
     ) -> Result<()> {
         let Some(record) = record else {
-            self.resends.remove(&token);
+            self.resends.settled(token);
             return Err(ConnectError::from(error).context(
                 "a record's topic no longer exists and the record was not kept to send again; \
                  stopping so it is not skipped (create the topic, then restart the task)",
@@ -204,27 +240,6 @@ impl WorkerSourceTask {
         self.resend(token, record).await
     }
 
-    /// The wait before sending `token` again, or `None` once
-    /// `errors.retry.timeout` is used up (0, the default, never resends).
-    pub(super) fn resend_delay(&mut self, token: u64) -> Option<Duration> {
-        let timeout = self.pipeline.config().retry_timeout_ms;
-        if timeout == 0 {
-            return None;
-        }
-        let now = tokio::time::Instant::now();
-        let (attempts, first) = self.resends.entry(token).or_insert((0, now));
-        *attempts += 1;
-        if timeout > 0 && now.duration_since(*first) >= Duration::from_millis(timeout as u64) {
-            return None;
-        }
-        let max = self.pipeline.config().retry_delay_max_ms.max(1);
-        let backoff = crate::kafka::time::Backoff::new(
-            Duration::from_millis(300),
-            Duration::from_millis(max),
-        );
-        Some(backoff.delay(*attempts - 1))
-    }
-
     /// Convert and send `record` again under the same token, so its place
     /// in the offset order is kept.
     pub(super) async fn resend(&mut self, token: u64, record: SourceRecord) -> Result<()> {
@@ -234,5 +249,42 @@ impl WorkerSourceTask {
                 .await;
         }
         self.send(token, record, false).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(retry_timeout_ms: i64, retry_delay_max_ms: u64) -> ErrorConfig {
+        ErrorConfig {
+            retry_timeout_ms,
+            retry_delay_max_ms,
+            ..ErrorConfig::default()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn resends_back_off_and_end_at_the_retry_timeout() {
+        let mut r = Resends::default();
+        // errors.retry.timeout=0 (Kafka's default): never sent again.
+        assert_eq!(r.delay(1, &errors(0, 60_000)), None);
+        let config = errors(5_000, 1_000);
+        let waits: Vec<_> = (0..4).map(|_| r.delay(2, &config)).collect();
+        let ms = |n| Some(Duration::from_millis(n));
+        assert_eq!(waits[0], ms(300));
+        assert!(waits[1] > ms(300) && waits[1] <= ms(1_000), "{waits:?}");
+        assert_eq!(waits[3], ms(1_000), "capped at errors.retry.delay.max.ms");
+        // Another token keeps its own count.
+        assert_eq!(r.delay(3, &config), ms(300));
+        tokio::time::advance(Duration::from_millis(5_000)).await;
+        assert_eq!(r.delay(2, &config), None, "the retry timeout is used up");
+        // Settled, a token starts over.
+        r.settled(2);
+        assert_eq!(r.delay(2, &config), ms(300));
+        // -1: retried for as long as it takes.
+        tokio::time::advance(Duration::from_secs(3_600)).await;
+        assert!(r.delay(4, &errors(-1, 1_000)).is_some());
+        assert!(r.delay(4, &errors(-1, 1_000)).is_some());
     }
 }

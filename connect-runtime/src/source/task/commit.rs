@@ -3,42 +3,87 @@
 
 use super::*;
 
+/// Where a source task's offsets are stored: the store, the connector they
+/// belong to, and how long one write may take (`offset.flush.timeout.ms`).
+pub(super) struct OffsetWriter {
+    store: Arc<dyn OffsetStore>,
+    connector: String,
+    timeout: Duration,
+}
+
+impl OffsetWriter {
+    pub(super) fn new(store: Arc<dyn OffsetStore>, connector: String, timeout: Duration) -> Self {
+        OffsetWriter {
+            store,
+            connector,
+            timeout,
+        }
+    }
+
+    /// Read what a shared store holds now: a task moved here from another
+    /// worker resumes from that worker's last committed offsets.
+    pub(super) async fn refresh(&self) -> Result<()> {
+        self.store
+            .refresh()
+            .await
+            .map_err(|e| e.context("cannot read the latest source offsets"))
+    }
+
+    /// The stored offset of `partition`.
+    pub(super) fn stored(&self, partition: &SourceMap) -> Option<SourceMap> {
+        self.store.get(&self.connector, partition)
+    }
+
+    /// Remove the stored offset of `partition` (`offsets.invalid.policy=reset`).
+    pub(super) async fn remove(&self, partition: SourceMap) -> Result<()> {
+        self.store
+            .write(&self.connector, vec![(partition, None)])
+            .await
+    }
+
+    /// Store `tracker`'s committable offsets. A timed-out or retriable
+    /// failure puts them back for the next flush (a quiet partition would
+    /// otherwise keep its old position and replay after a restart) and
+    /// answers why; any other failure is the task's.
+    pub(super) async fn write(&self, tracker: &mut SubmittedRecords) -> Result<Option<String>> {
+        let committable = tracker.committable();
+        if committable.is_empty() {
+            return Ok(None);
+        }
+        // Records without a source partition (stdin, Kafka's null
+        // partition) have no position to store.
+        let offsets: Vec<_> = committable
+            .offsets
+            .into_iter()
+            .filter(|(p, _)| !p.is_empty())
+            .collect();
+        let entries = offsets
+            .iter()
+            .map(|(p, o)| (p.clone(), Some(o.clone())))
+            .collect();
+        let write = self.store.write(&self.connector, entries);
+        let failure = match tokio::time::timeout(self.timeout, write).await {
+            Ok(Ok(())) => return Ok(None),
+            Ok(Err(e)) if e.is_retriable() => e.to_string(),
+            Ok(Err(e)) => return Err(e),
+            Err(_) => format!(
+                "timed out after {:?} (offset.flush.timeout.ms)",
+                self.timeout
+            ),
+        };
+        tracker.restore(offsets);
+        Ok(Some(failure))
+    }
+}
+
 impl WorkerSourceTask {
     /// Write committable offsets, then `SourceTask::commit`.
     pub(super) async fn commit_offsets(&mut self) -> Result<()> {
         self.process_acks().await?;
-        let committable = self.tracker.committable();
-        if !committable.is_empty() {
-            // Records without a source partition (stdin, Kafka's null
-            // partition) have no position to store.
-            let offsets: Vec<_> = committable
-                .offsets
-                .into_iter()
-                .filter(|(p, _)| !p.is_empty())
-                .collect();
-            let entries = offsets
-                .iter()
-                .map(|(p, o)| (p.clone(), Some(o.clone())))
-                .collect();
-            let write = self.store.write(&self.settings.id.connector, entries);
-            // A timed-out or retriable failure keeps the offsets for the next
-            // flush (a quiet partition would otherwise keep its old position
-            // and replay after a restart); any other failure stops the task.
-            let failure = match tokio::time::timeout(self.settings.flush_timeout, write).await {
-                Ok(Ok(())) => None,
-                Ok(Err(e)) if e.is_retriable() => Some(e.to_string()),
-                Ok(Err(e)) => return Err(e),
-                Err(_) => Some(format!(
-                    "timed out after {:?} (offset.flush.timeout.ms)",
-                    self.settings.flush_timeout
-                )),
-            };
-            if let Some(reason) = failure {
-                tracing::warn!(task = %self.settings.id, reason = %reason,
-                    "offset flush failed; the offsets are kept for the next flush");
-                self.tracker.restore(offsets);
-                return Ok(());
-            }
+        if let Some(reason) = self.offsets.write(&mut self.tracker).await? {
+            tracing::warn!(task = %self.settings.id, reason = %reason,
+                "offset flush failed; the offsets are kept for the next flush");
+            return Ok(());
         }
         // A notification, as in Kafka: the offsets are stored already, so a
         // failure here is the task's to report, not a reason to stop it.

@@ -9,9 +9,11 @@
 //! every failure goes through the one [`ErrorPipeline`].
 //!
 //! This module holds the loop and the record path; the rest is split by
-//! concern: `acks` (delivery outcomes and resends), `commit` (offset
-//! commits), `dead_letters` (the source DLQ) and `topics` (known topics and
-//! topic creation).
+//! concern: `acks` (delivery outcomes; `Resends`, the retry clock of records
+//! sent again), `commit` (offset commits; `OffsetWriter`, the store and its
+//! write timeout), `dead_letters` (the source DLQ) and `topics`
+//! (`SeenTopics`, topic creation). The parts with state of their own are
+//! types that own it; what needs the whole task stays a method of it.
 
 use std::collections::HashSet;
 use std::mem;
@@ -30,7 +32,8 @@ mod commit;
 mod dead_letters;
 mod topics;
 
-use self::acks::{AckMeta, AckQueue};
+use self::acks::{AckMeta, AckQueue, Resends};
+use self::commit::OffsetWriter;
 use self::topics::{create_topic, SeenTopics};
 use super::submitted::SubmittedRecords;
 use crate::codec::{self, Encoded};
@@ -140,7 +143,7 @@ pub struct WorkerSourceTask {
     producer: Box<dyn Producer>,
     dlq_producer: Option<Box<dyn Producer>>,
     admin: Option<Box<dyn Admin>>,
-    store: Arc<dyn OffsetStore>,
+    offsets: OffsetWriter,
     context: Arc<Context>,
     status: Arc<dyn StatusListener>,
     control: watch::Receiver<TargetState>,
@@ -165,7 +168,7 @@ pub struct WorkerSourceTask {
     release_records: bool,
     /// Resend attempts and first failure time of records whose delivery
     /// failed retriably.
-    resends: std::collections::HashMap<u64, (u32, tokio::time::Instant)>,
+    resends: Resends,
     /// The task has failed and only its final offset commit is left: a
     /// failed delivery is neither resent nor tolerated any more, it stays
     /// unacknowledged (its offset, and the later ones of its source
@@ -219,6 +222,8 @@ impl WorkerSourceTask {
             },
             heartbeats: Mutex::new(Vec::new()),
         });
+        let offsets =
+            OffsetWriter::new(store, settings.id.connector.clone(), settings.flush_timeout);
         Ok(WorkerSourceTask {
             pipeline: ErrorPipeline::new(settings.errors.clone()),
             settings,
@@ -229,7 +234,7 @@ impl WorkerSourceTask {
             producer,
             dlq_producer,
             admin,
-            store,
+            offsets,
             context,
             status,
             control,
@@ -287,10 +292,7 @@ impl WorkerSourceTask {
     async fn run_inner(&mut self) -> Result<()> {
         // A task moved here from another worker resumes from that worker's
         // last committed offsets, which a shared store may not have read yet.
-        self.store
-            .refresh()
-            .await
-            .map_err(|e| e.context("cannot read the latest source offsets"))?;
+        self.offsets.refresh().await?;
         loop {
             let ctx: Arc<dyn SourceTaskContext> = self.context.clone();
             let config = self.plugins.task_config.clone();
@@ -320,7 +322,7 @@ impl WorkerSourceTask {
         };
         let partition = partition.clone();
         let id = &self.settings.id;
-        let stored = self.store.get(&id.connector, &partition);
+        let stored = self.offsets.stored(&partition);
         let shown = |m: &Option<SourceMap>| {
             m.as_ref()
                 .map(|o| serde_json::Value::Object(o.clone()).to_string())
@@ -350,9 +352,7 @@ impl WorkerSourceTask {
                 // Offsets of the partition still in the tracker would put
                 // the invalid position back at the next flush.
                 self.tracker.forget(&partition);
-                self.store
-                    .write(&id.connector, vec![(partition, None)])
-                    .await?;
+                self.offsets.remove(partition).await?;
                 Ok(())
             }
         }
