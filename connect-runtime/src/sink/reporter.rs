@@ -235,19 +235,20 @@ impl ErrantRecordReporter for TaskReporter {
             record.original_kafka_partition,
             record.original_kafka_offset,
         );
-        // The batch's raw bytes when it still has them; otherwise the
-        // record rendered as JSON with schemas.
-        let letter = reporter
-            .raw
-            .lock()
-            .ok()
-            .and_then(|r| r.get(&key).map(DeadLetter::raw));
-        let rx = reporter.send_letter(key, &failure, || {
-            letter.unwrap_or_else(|| match reporter.json.lock() {
-                Ok(mut json) => DeadLetter::rendered(json.as_mut(), &record.record),
-                Err(_) => DeadLetter::default(),
-            })
-        });
+        // Made only when a DLQ is configured: the batch's raw bytes when
+        // it still has them; otherwise the record rendered as JSON with
+        // schemas.
+        let letter = || {
+            let raw = reporter.raw.lock().ok();
+            match raw.as_ref().and_then(|r| r.get(&key)) {
+                Some(raw) => DeadLetter::raw(raw),
+                None => match reporter.json.lock() {
+                    Ok(mut json) => DeadLetter::rendered(json.as_mut(), &record.record),
+                    Err(_) => DeadLetter::default(),
+                },
+            }
+        };
+        let rx = reporter.send_letter(key.clone(), &failure, letter);
         Box::pin(async move {
             match rx.await {
                 Ok(Ok(())) => Ok(()),
