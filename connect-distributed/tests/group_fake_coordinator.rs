@@ -17,6 +17,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
+mod fake_wire;
+use fake_wire::{Reader, Writer};
+
 const DEADLINE: Duration = Duration::from_secs(30);
 
 /// What the fake coordinator answers and what it saw.
@@ -43,54 +46,6 @@ struct Script {
     sasl_refused: u32,
     /// Replaces the SaslAuthenticate response body with these bytes.
     sasl_garbage: Option<Vec<u8>>,
-}
-
-struct Reader<'a>(&'a [u8]);
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> &[u8] {
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        a
-    }
-    fn i16(&mut self) -> i16 {
-        i16::from_be_bytes(self.take(2).try_into().unwrap())
-    }
-    fn i32(&mut self) -> i32 {
-        i32::from_be_bytes(self.take(4).try_into().unwrap())
-    }
-    fn string(&mut self) -> Option<String> {
-        let n = self.i16();
-        (n >= 0).then(|| String::from_utf8(self.take(n as usize).to_vec()).unwrap())
-    }
-    fn bytes(&mut self) -> Vec<u8> {
-        let n = self.i32();
-        self.take(n.max(0) as usize).to_vec()
-    }
-}
-
-#[derive(Default)]
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn i16(&mut self, v: i16) -> &mut Self {
-        self.0.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    fn i32(&mut self, v: i32) -> &mut Self {
-        self.0.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    fn string(&mut self, s: &str) -> &mut Self {
-        self.i16(s.len() as i16);
-        self.0.extend_from_slice(s.as_bytes());
-        self
-    }
-    fn bytes(&mut self, b: &[u8]) -> &mut Self {
-        self.i32(b.len() as i32);
-        self.0.extend_from_slice(b);
-        self
-    }
 }
 
 /// Starts the fake coordinator; returns its address.

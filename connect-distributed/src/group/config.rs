@@ -113,6 +113,14 @@ pub struct GroupConfig {
     /// `security.protocol`, `sasl.mechanism` and `sasl.jaas.config`:
     /// plaintext or SASL/PLAIN credentials.
     pub security: Security,
+    /// How long before its session could run out a leader fences itself
+    /// (stops all its work): the time its work may take to stop. Not a
+    /// Kafka key; the herder sets it to `task.shutdown.graceful.timeout.ms`.
+    /// Only the leader needs it: a successor leader has no memory of the
+    /// previous assignment and hands the old leader's work out at once,
+    /// while work lost by a follower waits `scheduled.rebalance.max.delay.ms`.
+    /// Capped at `session.timeout.ms - heartbeat.interval.ms`. Default 0.
+    pub fence_lead: Duration,
 }
 
 /// Numbers Java's default client ids (`connect-1`, `connect-2`, ...).
@@ -140,6 +148,7 @@ impl GroupConfig {
             retry_backoff_max: ms(RETRY_BACKOFF_MAX_MS_DEFAULT),
             connect_protocol: SubProtocol::Sessioned,
             security: Security::default(),
+            fence_lead: Duration::ZERO,
         }
     }
 

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -18,6 +18,9 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+// tokio's clock, not std's: the same wall clock in production, and the
+// paused, simulated one under `start_paused` (the cluster simulation).
+use tokio::time::Instant;
 
 use super::config::{connect_address, GroupConfig};
 use super::conn::Connection;
@@ -153,8 +156,9 @@ pub enum GroupEvent {
         /// Why.
         reason: RebalanceReason,
     },
-    /// No heartbeat has succeeded for `session.timeout.ms` (outside a
-    /// JoinGroup or SyncGroup still under way): the coordinator may already
+    /// No request has been answered for `session.timeout.ms` (counted from
+    /// its sending; a JoinGroup under way does not hold it off, heartbeats
+    /// continue during the join): the coordinator may already
     /// have given this worker's work to others. **The worker must stop all
     /// its connectors and tasks now.** The member then rejoins by itself
     /// (`Rebalancing` with [`RebalanceReason::Fenced`]), as a new member
@@ -253,11 +257,15 @@ struct State {
     member_id: String,
     coordinator: Option<(String, u64)>,
     epoch: u64,
+    /// When the last request the coordinator is known to have received
+    /// was sent: its session timer cannot run out before this plus
+    /// `session.timeout.ms`.
     last_alive: Instant,
-    /// A JoinGroup or SyncGroup under way keeps the member alive until then.
-    request_deadline: Option<Instant>,
     /// Whether the member owns work that a fence must stop.
     fence_armed: bool,
+    /// Whether it leads the current generation (it then fences
+    /// `fence_lead` early).
+    leads: bool,
     fenced: bool,
     snapshot: Option<Assignment>,
     api_versions: BTreeMap<GroupApi, i16>,
@@ -290,11 +298,19 @@ impl Shared {
         if !st.fence_armed {
             return None;
         }
-        let mut until = st.last_alive + self.config.session_timeout;
-        if let Some(d) = st.request_deadline {
-            until = until.max(d);
-        }
-        if now > until {
+        // No allowance for a JoinGroup under way: the coordinator may have
+        // completed the round at once and restarted this member's session
+        // timer then, and the answer may be what got lost. Heartbeats go on
+        // during the join (answered REBALANCE_IN_PROGRESS) and keep a
+        // member that is only waiting for others alive.
+        let session = self.config.session_timeout;
+        let lead = if st.leads {
+            let cap = session.saturating_sub(self.config.heartbeat_interval);
+            self.config.fence_lead.min(cap)
+        } else {
+            Duration::ZERO
+        };
+        if now > st.last_alive + (session - lead) {
             st.fence_armed = false;
             st.fenced = true;
             st.snapshot = None;
@@ -457,8 +473,8 @@ impl GroupMember {
                 coordinator: None,
                 epoch: 0,
                 last_alive: Instant::now(),
-                request_deadline: None,
                 fence_armed: false,
+                leads: false,
                 fenced: false,
                 snapshot: None,
                 api_versions: BTreeMap::new(),
@@ -602,9 +618,13 @@ async fn heartbeat_loop(shared: Arc<Shared>, signals: mpsc::UnboundedSender<Sign
         let target = {
             let st = shared.lock();
             match (&st.coordinator, st.phase) {
-                (Some((addr, epoch)), MemberPhase::Syncing | MemberPhase::Stable)
-                    if st.generation >= 0 && !st.member_id.is_empty() =>
-                {
+                // Also while joining: REBALANCE_IN_PROGRESS proves the
+                // coordinator still counts this member (it does not expire
+                // one waiting in JoinGroup), which holds the fence off.
+                (
+                    Some((addr, epoch)),
+                    MemberPhase::Joining | MemberPhase::Syncing | MemberPhase::Stable,
+                ) if st.generation >= 0 && !st.member_id.is_empty() => {
                     Some((addr.clone(), *epoch, st.generation, st.member_id.clone()))
                 }
                 _ => None,
@@ -1122,6 +1142,10 @@ impl Runner {
 
         // JoinGroup, again at once with the id MEMBER_ID_REQUIRED gives.
         let mut joined = None;
+        // The coordinator restarts a member's session when the round
+        // completes, which is after it received the request: the send
+        // time is the safe measure of when it last heard from us.
+        let mut join_sent = Instant::now();
         for _ in 0..3 {
             let member_id = self.shared.lock().member_id.clone();
             let request = JoinGroupRequest::default()
@@ -1131,14 +1155,10 @@ impl Runner {
                 .with_member_id(StrBytes::from_string(member_id))
                 .with_protocol_type(StrBytes::from_static_str(PROTOCOL_TYPE))
                 .with_protocols(protocols.clone());
-            // The coordinator does not expire a member waiting in
-            // JoinGroup; without an answer within the rebalance timeout,
-            // the round may have completed without this member.
-            self.shared.lock().request_deadline = Some(Instant::now() + config.rebalance_timeout);
+            join_sent = Instant::now();
             let reply = self
                 .send::<_, JoinGroupResponse>(GroupApi::JoinGroup, &request, timeout)
                 .await;
-            self.shared.lock().request_deadline = None;
             let Some(reply) = reply? else {
                 return Ok(Step::Stop);
             };
@@ -1170,7 +1190,7 @@ impl Runner {
             st.generation = generation;
             st.member_id = member_id.clone();
             st.phase = MemberPhase::Syncing;
-            st.last_alive = Instant::now();
+            st.last_alive = st.last_alive.max(join_sent);
         }
         let is_leader = leader_id == member_id;
         let assignments = if is_leader {
@@ -1230,6 +1250,7 @@ impl Runner {
         }
         // Heartbeats go on while waiting: the coordinator expires members
         // that stop heartbeating before SyncGroup completes.
+        let sync_sent = Instant::now();
         let reply = self
             .send::<_, SyncGroupResponse>(GroupApi::SyncGroup, &request, timeout)
             .await;
@@ -1252,8 +1273,9 @@ impl Runner {
         };
         st.snapshot = Some(owned.clone());
         st.phase = MemberPhase::Stable;
-        st.last_alive = Instant::now();
+        st.last_alive = st.last_alive.max(sync_sent);
         st.fence_armed = true;
+        st.leads = is_leader;
         st.fenced = false;
         self.last_completed_generation = generation;
         self.shared.emit(GroupEvent::Joined(Box::new(Joined {
@@ -1459,8 +1481,8 @@ mod tests {
                 coordinator: None,
                 epoch: 0,
                 last_alive: start,
-                request_deadline: None,
                 fence_armed: true,
+                leads: false,
                 fenced: false,
                 snapshot: Some(assignment(&[("a", &[-1])], &[])),
                 api_versions: BTreeMap::new(),
@@ -1469,14 +1491,8 @@ mod tests {
         };
         assert_eq!(shared.check_fence(start + Duration::from_millis(900)), None);
         assert!(rx.try_recv().is_err());
-        // A JoinGroup under way holds the fence off.
-        shared.lock().request_deadline = Some(start + Duration::from_millis(5000));
-        assert_eq!(
-            shared.check_fence(start + Duration::from_millis(2000)),
-            None
-        );
-        assert!(rx.try_recv().is_err());
-        shared.lock().request_deadline = None;
+        // Even with a JoinGroup under way (its answer may be what is lost).
+        shared.lock().phase = MemberPhase::Joining;
         assert_eq!(
             shared.check_fence(start + Duration::from_millis(2000)),
             Some(1)

@@ -165,7 +165,7 @@ impl DistributedConfig {
             .into_iter()
             .map(|(k, v)| (k.as_ref().to_string(), v.as_ref().to_string()))
             .collect();
-        let group = GroupConfig::from_properties(&props).map_err(|e| {
+        let mut group = GroupConfig::from_properties(&props).map_err(|e| {
             let key = match &e {
                 crate::group::ConfigError::Missing { key }
                 | crate::group::ConfigError::Invalid { key, .. } => key.to_string(),
@@ -177,6 +177,10 @@ impl DistributedConfig {
             };
             ConnectError::config(key, e.to_string())
         })?;
+        // A leader fences itself early by the time its work may take to
+        // stop (see `GroupConfig::fence_lead`).
+        let shutdown_ms: u64 = number(&props, "task.shutdown.graceful.timeout.ms", 5_000)?;
+        group.fence_lead = Duration::from_millis(shutdown_ms);
         let max_delay_ms: i32 = number(
             &props,
             "scheduled.rebalance.max.delay.ms",

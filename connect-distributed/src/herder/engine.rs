@@ -405,9 +405,11 @@ impl Engine {
         } else if j.has_revocations() {
             self.request_rejoin("revoked work stopped");
         }
-        if j.received.delay > 0 {
-            self.rejoin_at = Some(Instant::now() + Duration::from_millis(j.received.delay as u64));
-        }
+        // Each assignment replaces the schedule, as Java's does: one without
+        // a delay cancels an earlier one (the lost worker came back, or its
+        // work was handed out), which would otherwise rebalance for nothing.
+        self.rejoin_at = (j.received.delay > 0)
+            .then(|| Instant::now() + Duration::from_millis(j.received.delay as u64));
         if j.is_leader {
             self.leader_duties().await;
         }
@@ -532,8 +534,12 @@ impl Engine {
                 stop_connectors.push(name.clone());
             }
         }
-        for name in stop_connectors {
-            self.stop_connector(&name).await;
+        for name in &stop_connectors {
+            self.cancel_calls(name);
+        }
+        self.worker().stop_connectors(&stop_connectors).await;
+        for name in &stop_connectors {
+            self.started.connectors.remove(name);
         }
         let owned: Vec<String> = self.owned.connectors.iter().cloned().collect();
         for name in owned {
@@ -687,13 +693,6 @@ impl Engine {
                 kind,
             });
         });
-    }
-
-    /// Stop the connector instance here, cancelling its calls in flight.
-    async fn stop_connector(&mut self, name: &str) {
-        self.cancel_calls(name);
-        self.worker().stop_connector(name).await;
-        self.started.connectors.remove(name);
     }
 
     /// Run a call into connector `name`'s instance off the loop.
@@ -885,13 +884,20 @@ impl Engine {
 
     async fn stop_all(&mut self) {
         let tasks: Vec<TaskId> = self.started.tasks.keys().cloned().collect();
-        self.worker().stop_tasks(&tasks).await;
         for call in std::mem::take(&mut self.calls).into_values().flatten() {
             call.abort();
         }
-        for name in std::mem::take(&mut self.started.connectors).into_keys() {
-            self.worker().stop_connector(&name).await;
-        }
+        let connectors: Vec<String> = std::mem::take(&mut self.started.connectors)
+            .into_keys()
+            .collect();
+        // Tasks and connectors at once: everything is stopped within one
+        // task.shutdown.graceful.timeout.ms, which a fenced leader counts on
+        // (`GroupConfig::fence_lead`).
+        let worker = self.worker();
+        tokio::join!(
+            worker.stop_tasks(&tasks),
+            worker.stop_connectors(&connectors)
+        );
         self.started = Started::default();
     }
 }

@@ -306,7 +306,7 @@ impl GroupHandler for Coordination {
             protocol: round.protocol,
             last_completed_generation: round.last_completed_generation,
             generation: round.generation,
-            now_ms: now_ms(),
+            now_ms: monotonic_ms(),
         };
         if round.protocol == SubProtocol::Eager {
             // Java's EagerAssignor: no state, everything dealt out afresh;
@@ -1020,6 +1020,21 @@ fn not_found(name: &str) -> ConnectError {
 }
 
 pub(super) use connect_runtime::kafka::time::now_ms;
+
+/// The assignor's clock: milliseconds since this process first asked, on
+/// tokio's monotonic clock. Only differences matter to it (when a delayed
+/// rebalance is due), so a wall-clock step cannot stretch or cut
+/// `scheduled.rebalance.max.delay.ms` (Java reads the wall clock there),
+/// and under a paused runtime (the cluster simulation) the delay runs on
+/// simulated time.
+fn monotonic_ms() -> i64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let epoch = *EPOCH.get_or_init(std::time::Instant::now);
+    let since = tokio::time::Instant::now()
+        .into_std()
+        .saturating_duration_since(epoch);
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
 
 /// A connector name as one URL path segment.
 /// A task restart for a task this worker does not run (and may not pass

@@ -444,6 +444,13 @@ impl Worker {
         self.release_if_idle(name, slot);
     }
 
+    /// Stop several connector instances at once, each within
+    /// `task.shutdown.graceful.timeout.ms`: together they take one timeout
+    /// at most, not one each (a fenced leader counts on that).
+    pub async fn stop_connectors(&self, names: &[String]) {
+        futures::future::join_all(names.iter().map(|name| self.stop_connector(name))).await;
+    }
+
     /// Start task `task` of `name` with `task_config`, under the
     /// connector's `connector_config`, in `target`. The task is created
     /// from the connector's class; the connector instance need not run on

@@ -1,0 +1,533 @@
+//! The simulated cluster and the seeded schedule it goes through.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use connect_api::config::ConfigMap;
+use connect_distributed::herder::{ConfigTopic, DistributedConfig, DistributedHerder, StatusTopic};
+use connect_distributed::stores::{KafkaConfigLog, KafkaStatusStore};
+use connect_runtime::herder::Herder;
+use connect_runtime::kafka::memory::MemoryKafka;
+use connect_runtime::kafka::{ClientConfig, KafkaCluster, NewTopic};
+use connect_runtime::offsets::KafkaOffsetStore;
+use connect_runtime::rest::{Loggers, RestServer};
+use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
+
+use super::coordinator::Coordinator;
+use super::sim_source::{self, CLASS, TOPIC};
+use super::{Timeline, Tracker};
+
+/// The group's session timeout in the simulation.
+const SESSION: Duration = Duration::from_secs(10);
+/// `scheduled.rebalance.max.delay.ms`: how long lost work waits for its
+/// worker to come back.
+const DELAY: Duration = Duration::from_secs(15);
+/// How long a settled cluster may take, after the schedule, to run
+/// everything (the delay, a session, stuck stops and their back-off).
+const SETTLE: Duration = Duration::from_secs(300);
+/// Simulated time any one admin call may take before the schedule moves on.
+const CALL: Duration = Duration::from_secs(90);
+
+/// SplitMix64: small, good enough for a schedule, and the same everywhere.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed`.
+    pub(crate) fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    /// The next 64 random bits.
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// A number in `0..n` (`n` > 0).
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    /// One of `items` (not empty).
+    pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+}
+
+struct Node {
+    herder: DistributedHerder,
+    rest: RestServer,
+}
+
+/// The workers, the coordinator and the topics of one simulation.
+pub(crate) struct Cluster {
+    /// What happened.
+    pub(crate) timeline: Arc<Timeline>,
+    /// What ran where.
+    pub(crate) tracker: Arc<Tracker>,
+    /// The group's broker side.
+    pub(crate) coordinator: Coordinator,
+    kafka: MemoryKafka,
+    nodes: BTreeMap<String, Node>,
+    next_worker: u32,
+    /// The connectors the schedule created and not deleted, paused or not.
+    connectors: BTreeMap<String, bool>,
+    next_connector: u32,
+}
+
+impl Cluster {
+    /// An empty cluster: the coordinator, the topics, no worker.
+    pub(crate) async fn new() -> Cluster {
+        let timeline = Timeline::new();
+        let kafka = MemoryKafka::new();
+        kafka
+            .create_topic(&NewTopic::new(TOPIC, 1))
+            .expect("the data topic");
+        Cluster {
+            tracker: Tracker::new(timeline.clone()),
+            coordinator: Coordinator::start(timeline.clone()).await,
+            timeline,
+            kafka,
+            nodes: BTreeMap::new(),
+            next_worker: 0,
+            connectors: BTreeMap::new(),
+            next_connector: 0,
+        }
+    }
+
+    /// Starts one more worker; it joins the group.
+    pub(crate) async fn add_worker(&mut self) {
+        self.next_worker += 1;
+        let name = format!("w{}", self.next_worker);
+        let port = connect_test_support::free_port().expect("a free port for a worker's REST");
+        let listener = format!("http://127.0.0.1:{port}");
+        let props = ConfigMap::from([
+            ("bootstrap.servers", self.coordinator.addr()),
+            ("group.id", "sim"),
+            ("client.id", &name),
+            ("config.storage.topic", "configs"),
+            ("offset.storage.topic", "offsets"),
+            ("status.storage.topic", "status"),
+            ("config.storage.replication.factor", "1"),
+            ("offset.storage.replication.factor", "1"),
+            ("status.storage.replication.factor", "1"),
+            ("offset.storage.partitions", "2"),
+            ("status.storage.partitions", "2"),
+            (
+                "key.converter",
+                "org.apache.kafka.connect.storage.StringConverter",
+            ),
+            (
+                "value.converter",
+                "org.apache.kafka.connect.storage.StringConverter",
+            ),
+            ("offset.flush.interval.ms", "1000"),
+            ("listeners", &listener),
+            ("rest.advertised.host.name", "127.0.0.1"),
+            ("session.timeout.ms", &SESSION.as_millis().to_string()),
+            ("heartbeat.interval.ms", "1000"),
+            ("rebalance.timeout.ms", "60000"),
+            (
+                "scheduled.rebalance.max.delay.ms",
+                &DELAY.as_millis().to_string(),
+            ),
+        ]);
+        let worker_config = WorkerConfig::parse(&props).expect("the worker's config");
+        let settings = DistributedConfig::parse(props.iter()).expect("the distributed config");
+        let cluster: Arc<dyn KafkaCluster> = Arc::new(self.kafka.clone());
+        let client = ClientConfig::new();
+        let timeout = Duration::from_secs(30);
+        let id = format!("127.0.0.1:{port}");
+        let offsets = KafkaOffsetStore::open(cluster.as_ref(), &client, "offsets", 2, 1, timeout)
+            .await
+            .expect("the offsets topic");
+        let status: Arc<dyn StatusTopic> = Arc::new(
+            KafkaStatusStore::open(cluster.as_ref(), &client, "status", 2, 1, id, timeout)
+                .await
+                .expect("the status topic"),
+        );
+        let configs: Arc<dyn ConfigTopic> = Arc::new(
+            KafkaConfigLog::open(cluster.as_ref(), &client, "configs", 1, timeout)
+                .await
+                .expect("the config topic"),
+        );
+        let mut plugins = Plugins::with_builtins();
+        sim_source::register(&mut plugins, &self.tracker, &name);
+        let worker = Worker::with_status_store(
+            worker_config,
+            plugins,
+            cluster,
+            Arc::new(offsets),
+            status.clone(),
+        );
+        let herder = DistributedHerder::new(worker, configs, status, settings);
+        let rest = RestServer::start(
+            Arc::new(herder.clone()),
+            &listener,
+            Loggers::in_memory("WARN"),
+        )
+        .await
+        .expect("the worker's REST listener");
+        herder
+            .start(&format!("http://{}/", rest.local_addr()))
+            .expect("the herder starts");
+        self.timeline.log(format!("{name}: starts at {listener}"));
+        self.nodes.insert(name, Node { herder, rest });
+    }
+
+    /// The live workers' names.
+    pub(crate) fn workers(&self) -> Vec<String> {
+        self.nodes.keys().cloned().collect()
+    }
+
+    /// `name` shuts down gracefully (stops its work, leaves the group).
+    pub(crate) async fn leave(&mut self, name: &str) {
+        let Some(node) = self.nodes.remove(name) else {
+            return;
+        };
+        self.timeline.log(format!("{name}: shuts down"));
+        if tokio::time::timeout(SETTLE, node.herder.shutdown())
+            .await
+            .is_err()
+        {
+            self.timeline
+                .log(format!("{name}: shutdown did not finish in {SETTLE:?}"));
+        }
+        node.rest.stop().await;
+        self.timeline.log(format!("{name}: gone"));
+    }
+
+    /// `name`'s process dies: nothing it does from now on counts, the
+    /// coordinator never hears from it again, its REST port closes.
+    pub(crate) async fn crash(&mut self, name: &str) {
+        let Some(node) = self.nodes.remove(name) else {
+            return;
+        };
+        self.timeline.log(format!("{name}: crashes"));
+        self.tracker.crashed(name);
+        self.coordinator.kill(name);
+        node.rest.stop().await;
+        // The in-process stand-in for a dead process: its loop is told to
+        // stop in the background, and everything it does is ignored.
+        tokio::spawn(async move { node.herder.shutdown().await });
+    }
+
+    /// A live worker, chosen by `rng`.
+    fn any_worker(&self, rng: &mut Rng) -> Option<(&str, &DistributedHerder)> {
+        let names: Vec<&String> = self.nodes.keys().collect();
+        if names.is_empty() {
+            return None;
+        }
+        let name = *rng.pick(&names);
+        Some((name.as_str(), &self.nodes[name].herder))
+    }
+
+    /// Runs one admin call through a random worker (which forwards to
+    /// the leader as needed); failures are logged, not fatal: they are
+    /// what a user sees during a rebalance.
+    async fn admin(&mut self, rng: &mut Rng, action: Admin) {
+        let Some((via, herder)) = self.any_worker(rng) else {
+            return;
+        };
+        let herder = herder.clone();
+        let via = via.to_owned();
+        let what = format!("{action:?}");
+        let call = async {
+            match &action {
+                Admin::Put {
+                    name,
+                    tasks,
+                    stop_ms,
+                } => {
+                    let config = ConfigMap::from([
+                        ("connector.class", CLASS),
+                        ("tasks.max", &tasks.to_string()),
+                        ("stop.ms", &stop_ms.to_string()),
+                        ("poll.ms", "500"),
+                    ]);
+                    herder.put_connector_config(name, config).await.map(|_| ())
+                }
+                Admin::Delete(name) => herder.delete_connector(name).await,
+                Admin::Pause(name) => herder.pause(name).await,
+                Admin::Resume(name) => herder.resume(name).await,
+                Admin::RestartTask(name, task) => herder.restart_task(name, *task).await,
+                Admin::Restart(name) => herder
+                    .restart_connector(name, true, false)
+                    .await
+                    .map(|_| ()),
+            }
+        };
+        let outcome = match tokio::time::timeout(CALL, call).await {
+            Ok(Ok(())) => "ok".to_owned(),
+            Ok(Err(e)) => format!("failed: {e}"),
+            Err(_) => format!("no answer in {CALL:?}"),
+        };
+        self.timeline
+            .log(format!("admin via {via}: {what}: {outcome}"));
+        if outcome == "ok" {
+            match action {
+                Admin::Put { name, .. } => {
+                    self.connectors.entry(name).or_insert(false);
+                }
+                Admin::Delete(name) => {
+                    self.connectors.remove(&name);
+                }
+                Admin::Pause(name) => {
+                    if let Some(paused) = self.connectors.get_mut(&name) {
+                        *paused = true;
+                    }
+                }
+                Admin::Resume(name) => {
+                    if let Some(paused) = self.connectors.get_mut(&name) {
+                        *paused = false;
+                    }
+                }
+                Admin::RestartTask(..) | Admin::Restart(_) => {}
+            }
+        }
+    }
+
+    /// One step of the schedule, chosen by `rng`.
+    pub(crate) async fn step(&mut self, rng: &mut Rng) {
+        let existing: Vec<String> = self.connectors.keys().cloned().collect();
+        let roll = rng.below(100);
+        match roll {
+            0..=17 => {
+                self.next_connector += 1;
+                let name = format!("c{}", self.next_connector);
+                let action = self.put(rng, name);
+                self.admin(rng, action).await;
+            }
+            18..=29 if !existing.is_empty() => {
+                let name = rng.pick(&existing).clone();
+                let action = self.put(rng, name);
+                self.admin(rng, action).await;
+            }
+            30..=35 if !existing.is_empty() => {
+                let name = rng.pick(&existing).clone();
+                self.admin(rng, Admin::Delete(name)).await;
+            }
+            36..=41 if !existing.is_empty() => {
+                let name = rng.pick(&existing).clone();
+                let action = if self.connectors[&name] {
+                    Admin::Resume(name)
+                } else {
+                    Admin::Pause(name)
+                };
+                self.admin(rng, action).await;
+            }
+            42..=47 if !existing.is_empty() => {
+                let name = rng.pick(&existing).clone();
+                let action = if rng.below(2) == 0 {
+                    Admin::Restart(name)
+                } else {
+                    Admin::RestartTask(name, rng.below(2) as u32)
+                };
+                self.admin(rng, action).await;
+            }
+            48..=59 if self.nodes.len() < 4 => self.add_worker().await,
+            60..=67 if self.nodes.len() > 1 => {
+                let name = rng.pick(&self.workers()).clone();
+                self.leave(&name).await;
+            }
+            68..=75 if self.nodes.len() > 1 => {
+                let name = rng.pick(&self.workers()).clone();
+                self.crash(&name).await;
+            }
+            76..=87 if !self.nodes.is_empty() => {
+                let name = rng.pick(&self.workers()).clone();
+                let cut = Duration::from_millis(*rng.pick(&[2_000, 8_000, 14_000, 40_000]));
+                self.coordinator.cut_off(&name);
+                let coordinator = self.coordinator.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(cut).await;
+                    coordinator.heal_one(&name);
+                });
+            }
+            88..=91 => self.coordinator.relocate(),
+            _ => {}
+        }
+        let pause = Duration::from_millis(rng.below(15_000));
+        tokio::time::sleep(pause).await;
+    }
+
+    fn put(&self, rng: &mut Rng, name: String) -> Admin {
+        Admin::Put {
+            name,
+            tasks: 1 + rng.below(3) as u32,
+            // From instant to longer than the worker's 5 s stop timeout.
+            stop_ms: *rng.pick(&[0, 0, 0, 300, 2_000, 7_000]),
+        }
+    }
+
+    /// Heals the network and waits until the cluster runs exactly what
+    /// its configs say, everywhere; the reason if it does not in time.
+    pub(crate) async fn settle(&mut self) -> Result<(), String> {
+        self.coordinator.heal();
+        let deadline = tokio::time::Instant::now() + SETTLE;
+        loop {
+            let why = self.unsettled();
+            match why {
+                None => return Ok(()),
+                Some(why) if tokio::time::Instant::now() >= deadline => {
+                    return Err(format!("not settled after {SETTLE:?}: {why}"))
+                }
+                Some(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+            }
+        }
+    }
+
+    /// Why the cluster is not settled, or `None` when it is.
+    pub(crate) fn unsettled(&self) -> Option<String> {
+        let live: BTreeSet<String> = self.nodes.keys().cloned().collect();
+        match self.coordinator.stable_members() {
+            Some((_, members)) if members == live => {}
+            Some((generation, members)) => {
+                return Some(format!(
+                    "generation {generation} has {members:?}, the live workers are {live:?}"
+                ))
+            }
+            None => return Some("the group is rebalancing, or another round is due".into()),
+        }
+        let states: Vec<_> = self
+            .nodes
+            .values()
+            .map(|n| n.herder.config_topic().state())
+            .collect();
+        let offsets: BTreeSet<i64> = states.iter().map(|s| s.offset()).collect();
+        if offsets.len() > 1 {
+            return Some(format!("the workers read the config topic to {offsets:?}"));
+        }
+        let state = states.first()?;
+        let mut expected = BTreeSet::new();
+        for c in state.connectors() {
+            let target = state.target_state(c);
+            if target == Some(connect_distributed::topics::config::TargetState::Started) {
+                expected.insert(c.to_owned());
+            }
+            for t in state.tasks(c) {
+                expected.insert(format!("{}-{}", t.connector, t.task));
+            }
+        }
+        let running = self.tracker.running();
+        for unit in &expected {
+            match running.get(unit) {
+                Some(on) if on.len() == 1 && on.is_subset(&live) => {}
+                Some(on) => return Some(format!("{unit} runs on {on:?}")),
+                None => return Some(format!("{unit} does not run")),
+            }
+        }
+        let connectors: BTreeSet<&str> = state.connectors().collect();
+        for (unit, on) in &running {
+            let is_connector = connectors.contains(unit.as_str());
+            let a_paused_connector = is_connector && on.len() == 1;
+            if !(expected.contains(unit) || a_paused_connector) {
+                return Some(format!("{unit} still runs on {on:?}"));
+            }
+        }
+        None
+    }
+
+    /// Each task's counters in the data topic: from 0, with no gap
+    /// (repeats are at-least-once's; a gap is a lost record).
+    pub(crate) fn gaps(&self) -> Vec<String> {
+        let mut seen: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
+        for r in self.kafka.records(TOPIC, 0) {
+            let key = r.key.as_deref().map(String::from_utf8_lossy);
+            let value = r.value.as_deref().map(String::from_utf8_lossy);
+            if let (Some(key), Some(n)) = (key, value.and_then(|v| v.parse::<i64>().ok())) {
+                seen.entry(key.into_owned()).or_default().insert(n);
+            }
+        }
+        seen.into_iter()
+            .filter(|(_, ns)| ns.len() as i64 != ns.last().map_or(0, |n| n + 1))
+            .map(|(task, ns)| {
+                format!(
+                    "{task} wrote {} distinct counters up to {:?}",
+                    ns.len(),
+                    ns.last()
+                )
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug)]
+enum Admin {
+    Put {
+        name: String,
+        tasks: u32,
+        stop_ms: u64,
+    },
+    Delete(String),
+    Pause(String),
+    Resume(String),
+    RestartTask(String, u32),
+    Restart(String),
+}
+
+/// How long a schedule is.
+pub(crate) struct Size {
+    /// Steps per seed.
+    pub(crate) steps: u32,
+    /// The quiet time after settling, in which no rebalance may happen.
+    pub(crate) quiet: Duration,
+}
+
+/// Runs seed `seed`: the schedule, then settling, then a quiet spell;
+/// the timeline, with what broke first if anything did.
+pub(crate) async fn run(seed: u64, size: &Size) -> Result<String, String> {
+    let mut rng = Rng::new(seed);
+    let mut cluster = Cluster::new().await;
+    let initial = 2 + rng.below(2);
+    for _ in 0..initial {
+        cluster.add_worker().await;
+    }
+    let steps = size.steps / 2 + rng.below(u64::from(size.steps / 2 + 1)) as u32;
+    let fail = |cluster: &Cluster, what: String| {
+        Err(format!(
+            "seed {seed}: {what}\n--- timeline ---\n{}",
+            cluster.timeline.render()
+        ))
+    };
+    for _ in 0..steps {
+        cluster.step(&mut rng).await;
+        if let Some(v) = cluster.tracker.violations().first() {
+            return fail(&cluster, v.clone());
+        }
+    }
+    cluster
+        .timeline
+        .log("schedule over; healing and settling".into());
+    if let Err(why) = cluster.settle().await {
+        return fail(&cluster, why);
+    }
+    let rounds = cluster.coordinator.rounds();
+    cluster
+        .timeline
+        .log(format!("settled after {rounds} rounds; quiet spell"));
+    tokio::time::sleep(size.quiet).await;
+    if let Some(v) = cluster.tracker.violations().first() {
+        return fail(&cluster, v.clone());
+    }
+    let after = cluster.coordinator.rounds();
+    if after != rounds {
+        return fail(
+            &cluster,
+            format!(
+                "{} rebalances in a quiet spell of {:?}",
+                after - rounds,
+                size.quiet
+            ),
+        );
+    }
+    if let Some(why) = cluster.unsettled() {
+        return fail(&cluster, format!("unsettled after the quiet spell: {why}"));
+    }
+    let gaps = cluster.gaps();
+    if !gaps.is_empty() {
+        return fail(&cluster, format!("records lost: {gaps:?}"));
+    }
+    Ok(cluster.timeline.render())
+}

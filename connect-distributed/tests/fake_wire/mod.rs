@@ -1,0 +1,80 @@
+//! Kafka's wire format by hand, for the fake coordinators of the tests:
+//! big-endian integers, length-prefixed strings and bytes (the
+//! non-flexible versions the fakes advertise). A frame that does not
+//! parse panics: the peer is our own group member, and a test must fail
+//! loudly when it sends something the fake does not expect.
+
+#![allow(dead_code)]
+
+/// Reads a request body field by field.
+pub(crate) struct Reader<'a>(pub &'a [u8]);
+
+impl Reader<'_> {
+    pub(crate) fn take(&mut self, n: usize) -> &[u8] {
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        a
+    }
+    pub(crate) fn i16(&mut self) -> i16 {
+        i16::from_be_bytes(self.take(2).try_into().unwrap())
+    }
+    pub(crate) fn i32(&mut self) -> i32 {
+        i32::from_be_bytes(self.take(4).try_into().unwrap())
+    }
+    pub(crate) fn string(&mut self) -> Option<String> {
+        let n = self.i16();
+        (n >= 0).then(|| String::from_utf8(self.take(n as usize).to_vec()).unwrap())
+    }
+    pub(crate) fn bytes(&mut self) -> Vec<u8> {
+        let n = self.i32();
+        self.take(n.max(0) as usize).to_vec()
+    }
+}
+
+/// Writes a response body field by field.
+#[derive(Default)]
+pub(crate) struct Writer(pub Vec<u8>);
+
+impl Writer {
+    pub(crate) fn i16(&mut self, v: i16) -> &mut Self {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    pub(crate) fn i32(&mut self, v: i32) -> &mut Self {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    pub(crate) fn string(&mut self, s: &str) -> &mut Self {
+        self.i16(s.len() as i16);
+        self.0.extend_from_slice(s.as_bytes());
+        self
+    }
+    pub(crate) fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.i32(b.len() as i32);
+        self.0.extend_from_slice(b);
+        self
+    }
+}
+
+/// One size-prefixed frame from `stream`; `None` once the peer closed it.
+pub(crate) async fn read_frame(
+    stream: &mut (impl tokio::io::AsyncRead + Unpin),
+) -> Option<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut size = [0u8; 4];
+    stream.read_exact(&mut size).await.ok()?;
+    let mut frame = vec![0u8; usize::try_from(i32::from_be_bytes(size)).ok()?];
+    stream.read_exact(&mut frame).await.ok()?;
+    Some(frame)
+}
+
+/// Writes `body` as one size-prefixed frame; false once the peer is gone.
+pub(crate) async fn write_frame(
+    stream: &mut (impl tokio::io::AsyncWrite + Unpin),
+    body: &[u8],
+) -> bool {
+    use tokio::io::AsyncWriteExt;
+    let mut out = (body.len() as i32).to_be_bytes().to_vec();
+    out.extend_from_slice(body);
+    stream.write_all(&out).await.is_ok()
+}
