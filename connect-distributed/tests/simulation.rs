@@ -72,7 +72,7 @@ fn run_half(half: u64) {
 
 /// Seeds that broke an invariant before a fix, kept as regression tests
 /// (each runs in every CI, whatever `SIM_SEEDS` says).
-const REGRESSIONS: [(u64, &str); 4] = [
+const REGRESSIONS: [(u64, &str); 5] = [
     (
         4,
         "the assignor's clock was the wall clock: a scheduled rebalance never came due on paused time (now tokio's monotonic clock)",
@@ -88,6 +88,10 @@ const REGRESSIONS: [(u64, &str); 4] = [
     (
         177,
         "an assignment without a delay did not cancel an earlier scheduled rebalance: an extra round after the lost worker came back",
+    ),
+    (
+        529,
+        "a connector restarted and then deleted before its restart ran kept its old instance running on the worker, unlisted, forever",
     ),
 ];
 

@@ -48,6 +48,11 @@ struct Started {
 struct StartedConnector {
     config: ConfigMap,
     target: TargetState,
+    /// A restart request asked for a new instance; the reconciliation
+    /// that follows starts it (or stops this one, if the connector is no
+    /// longer this worker's). It stays listed meanwhile: an instance that
+    /// is not listed would never be stopped.
+    restart: bool,
 }
 
 /// The configs a task runs with: its connector's and its own.
@@ -551,7 +556,8 @@ impl Engine {
             let restart = match self.started.connectors.get(&name) {
                 None => true,
                 Some(started) => {
-                    started.config != config
+                    started.restart
+                        || started.config != config
                         || (started.target != target
                             && (started.target == TargetState::Stopped
                                 || target == TargetState::Stopped))
@@ -673,6 +679,7 @@ impl Engine {
             StartedConnector {
                 config: config.clone(),
                 target,
+                restart: false,
             },
         );
         self.started.targets.insert(name.to_string(), target);
@@ -817,13 +824,13 @@ impl Engine {
         }
         for r in requests {
             let status = &self.shared.status;
-            if self.started.connectors.contains_key(&r.connector) {
+            if let Some(started) = self.started.connectors.get_mut(&r.connector) {
                 let failed = status.connector(&r.connector).0 == State::Failed;
                 if !r.only_failed || failed {
                     status.put_connector(&r.connector, State::Restarting, None);
                     // Started again by the reconciliation that follows,
                     // which first cancels what it still does.
-                    self.started.connectors.remove(&r.connector);
+                    started.restart = true;
                 }
             }
             if r.include_tasks {

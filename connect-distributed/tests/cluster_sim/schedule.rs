@@ -26,6 +26,9 @@ const DELAY: Duration = Duration::from_secs(15);
 /// How long a settled cluster may take, after the schedule, to run
 /// everything (the delay, a session, stuck stops and their back-off).
 const SETTLE: Duration = Duration::from_secs(300);
+/// How long the cluster must stay settled, without a round, to count
+/// as settled.
+const STILL: Duration = Duration::from_secs(20);
 /// Simulated time any one admin call may take before the schedule moves on.
 const CALL: Duration = Duration::from_secs(90);
 
@@ -366,15 +369,26 @@ impl Cluster {
     pub(crate) async fn settle(&mut self) -> Result<(), String> {
         self.coordinator.heal();
         let deadline = tokio::time::Instant::now() + SETTLE;
+        // Settled means settled for a while without a round: a connector
+        // just started may still write new task configs (a round follows,
+        // as in Java).
+        let mut since: Option<(tokio::time::Instant, u64)> = None;
         loop {
             let why = self.unsettled();
+            let now = tokio::time::Instant::now();
+            let rounds = self.coordinator.rounds();
             match why {
-                None => return Ok(()),
+                None => match since {
+                    Some((at, r)) if r == rounds && now >= at + STILL => return Ok(()),
+                    Some((_, r)) if r == rounds => {}
+                    _ => since = Some((now, rounds)),
+                },
                 Some(why) if tokio::time::Instant::now() >= deadline => {
                     return Err(format!("not settled after {SETTLE:?}: {why}"))
                 }
-                Some(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+                Some(_) => since = None,
             }
+            tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
 
