@@ -9,7 +9,8 @@
 //! cluster's life costs milliseconds. A seed drives the schedule
 //! ([`schedule`]): connectors created, reconfigured, deleted, paused,
 //! resumed and restarted, workers added, leaving, crashing, cut off from
-//! the coordinator, and the coordinator moving, with tasks that take from
+//! the coordinator or falling behind the config topic, and the coordinator
+//! moving, with tasks that take from
 //! nothing to longer than the worker's stop timeout to stop.
 //!
 //! Every connector and task instance reports its start and its end (the
@@ -32,6 +33,7 @@
 //! order; a failure found once is rerun with its seed until it shows.
 
 pub(crate) mod coordinator;
+pub(crate) mod lagging;
 pub(crate) mod schedule;
 pub(crate) mod sim_source;
 

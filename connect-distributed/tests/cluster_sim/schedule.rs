@@ -15,6 +15,7 @@ use connect_runtime::rest::{Loggers, RestServer};
 use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
 
 use super::coordinator::Coordinator;
+use super::lagging::LaggingConfigs;
 use super::sim_source::{self, CLASS, TOPIC};
 use super::{Timeline, Tracker};
 
@@ -61,6 +62,7 @@ impl Rng {
 struct Node {
     herder: DistributedHerder,
     rest: RestServer,
+    configs: Arc<LaggingConfigs>,
 }
 
 /// The workers, the coordinator and the topics of one simulation.
@@ -77,11 +79,13 @@ pub(crate) struct Cluster {
     /// The connectors the schedule created and not deleted, paused or not.
     connectors: BTreeMap<String, bool>,
     next_connector: u32,
+    /// Whether the schedule makes workers fall behind the config topic.
+    lagging_reads: bool,
 }
 
 impl Cluster {
     /// An empty cluster: the coordinator, the topics, no worker.
-    pub(crate) async fn new() -> Cluster {
+    pub(crate) async fn new(lagging_reads: bool) -> Cluster {
         let timeline = Timeline::new();
         let kafka = MemoryKafka::new();
         kafka
@@ -96,6 +100,7 @@ impl Cluster {
             next_worker: 0,
             connectors: BTreeMap::new(),
             next_connector: 0,
+            lagging_reads,
         }
     }
 
@@ -150,11 +155,12 @@ impl Cluster {
                 .await
                 .expect("the status topic"),
         );
-        let configs: Arc<dyn ConfigTopic> = Arc::new(
+        let log: Arc<dyn ConfigTopic> = Arc::new(
             KafkaConfigLog::open(cluster.as_ref(), &client, "configs", 1, timeout)
                 .await
                 .expect("the config topic"),
         );
+        let configs = LaggingConfigs::wrap(log);
         let mut plugins = Plugins::with_builtins();
         sim_source::register(&mut plugins, &self.tracker, &name);
         let worker = Worker::with_status_store(
@@ -164,7 +170,7 @@ impl Cluster {
             Arc::new(offsets),
             status.clone(),
         );
-        let herder = DistributedHerder::new(worker, configs, status, settings);
+        let herder = DistributedHerder::new(worker, configs.clone(), status, settings);
         let rest = RestServer::start(
             Arc::new(herder.clone()),
             &listener,
@@ -176,7 +182,14 @@ impl Cluster {
             .start(&format!("http://{}/", rest.local_addr()))
             .expect("the herder starts");
         self.timeline.log(format!("{name}: starts at {listener}"));
-        self.nodes.insert(name, Node { herder, rest });
+        self.nodes.insert(
+            name,
+            Node {
+                herder,
+                rest,
+                configs,
+            },
+        );
     }
 
     /// The live workers' names.
@@ -349,6 +362,21 @@ impl Cluster {
                 });
             }
             88..=91 => self.coordinator.relocate(),
+            92..=97 if self.lagging_reads && !self.nodes.is_empty() => {
+                let name = rng.pick(&self.workers()).clone();
+                let lag = Duration::from_millis(*rng.pick(&[1_000, 5_000, 20_000]));
+                self.timeline.log(format!(
+                    "{name}: stops reading the config topic for {lag:?}"
+                ));
+                let configs = self.nodes[&name].configs.clone();
+                configs.freeze();
+                let timeline = self.timeline.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(lag).await;
+                    configs.thaw();
+                    timeline.log(format!("{name}: reads the config topic again"));
+                });
+            }
             _ => {}
         }
         let pause = Duration::from_millis(rng.below(15_000));
@@ -368,6 +396,9 @@ impl Cluster {
     /// its configs say, everywhere; the reason if it does not in time.
     pub(crate) async fn settle(&mut self) -> Result<(), String> {
         self.coordinator.heal();
+        for node in self.nodes.values() {
+            node.configs.thaw();
+        }
         let deadline = tokio::time::Instant::now() + SETTLE;
         // Settled means settled for a while without a round: a connector
         // just started may still write new task configs (a round follows,
@@ -487,13 +518,16 @@ pub(crate) struct Size {
     pub(crate) steps: u32,
     /// The quiet time after settling, in which no rebalance may happen.
     pub(crate) quiet: Duration,
+    /// Whether workers fall behind the config topic too (schedules from
+    /// before that fault existed replay with `false`).
+    pub(crate) lagging_reads: bool,
 }
 
 /// Runs seed `seed`: the schedule, then settling, then a quiet spell;
 /// the timeline, with what broke first if anything did.
 pub(crate) async fn run(seed: u64, size: &Size) -> Result<String, String> {
     let mut rng = Rng::new(seed);
-    let mut cluster = Cluster::new().await;
+    let mut cluster = Cluster::new(size.lagging_reads).await;
     let initial = 2 + rng.below(2);
     for _ in 0..initial {
         cluster.add_worker().await;
