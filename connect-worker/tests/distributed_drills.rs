@@ -82,6 +82,12 @@ impl Drill {
     /// Start one more worker with `extra` properties (lines); returns its
     /// index.
     fn start_worker_with(&mut self, extra: &str) -> usize {
+        self.start_worker_on("127.0.0.1", extra)
+    }
+
+    /// Start one more worker listening on `host` (advertising 127.0.0.1),
+    /// with `extra` properties; returns its index.
+    fn start_worker_on(&mut self, host: &str, extra: &str) -> usize {
         let i = self.nodes.len();
         let port = free_port();
         let props = self.path(&format!("worker-{i}.properties"));
@@ -94,7 +100,7 @@ impl Drill {
                  config.storage.replication.factor=1\noffset.storage.replication.factor=1\nstatus.storage.replication.factor=1\n\
                  offset.storage.partitions=5\nstatus.storage.partitions=3\n\
                  key.converter=org.apache.kafka.connect.json.JsonConverter\nvalue.converter=org.apache.kafka.connect.json.JsonConverter\n\
-                 offset.flush.interval.ms=500\nlisteners=http://127.0.0.1:{port}\n\
+                 offset.flush.interval.ms=500\nlisteners=http://{host}:{port}\nrest.advertised.host.name=127.0.0.1\n\
                  session.timeout.ms={SESSION_MS}\nheartbeat.interval.ms=1000\nscheduled.rebalance.max.delay.ms={DELAY_MS}\n\
                  consumer.session.timeout.ms=6000\nconsumer.heartbeat.interval.ms=1000\n{extra}",
                 self.bootstrap
@@ -455,6 +461,61 @@ fn kill_9_of_a_follower_and_of_the_leader_loses_no_line_on_real_kafka() {
     let written = writer.finish();
     d.note(format!("stopped writing after {written} lines"));
     d.check_every_line(written);
+}
+
+/// Review F4 on the real broker: with `listeners=http://0.0.0.0:PORT`
+/// (what a multi-host cluster uses) and `rest.advertised.host.name`, a
+/// restart of a task, of a connector, and of a connector with its tasks
+/// answers in under a second through every worker, whichever runs the
+/// unit (before F4's fix a task restart through a worker that did not run
+/// it never answered), and everything runs again afterwards.
+#[test]
+fn restarts_answer_at_once_through_every_worker_with_wildcard_listeners_on_real_kafka() {
+    let test = "distributed_drills::restarts_answer_at_once_through_every_worker_with_wildcard_listeners_on_real_kafka";
+    let Some(bootstrap) = real_bootstrap(test) else {
+        return;
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut d = Drill::new("wildcard-restarts", bootstrap);
+    for _ in 0..3 {
+        d.start_worker_on("0.0.0.0", "");
+    }
+    d.source_and_sink(0, 3);
+    let units = [("source", 1), ("sink", 3)];
+    d.wait("source and sink running", || {
+        d.all_running_on_live(&units).then_some(())
+    });
+    d.note(format!("running: {:?}", d.placement("sink")));
+    let calls = [
+        ("/connectors/sink/tasks/0/restart", 204),
+        ("/connectors/sink/tasks/2/restart", 204),
+        ("/connectors/source/restart", 204),
+        ("/connectors/sink/restart?includeTasks=true", 202),
+    ];
+    for worker in 0..d.nodes.len() {
+        for (path, want) in calls {
+            let started = Instant::now();
+            let (status, body) = d.call(worker, "POST", path, "");
+            let took = started.elapsed();
+            d.note(format!(
+                "POST {path} through worker {worker}: {status} in {} ms",
+                took.as_millis()
+            ));
+            if status != want {
+                d.fail(&format!(
+                    "POST {path} through worker {worker} answered {status} {body}, not {want}"
+                ));
+            }
+            if took >= Duration::from_secs(1) {
+                d.fail(&format!(
+                    "POST {path} through worker {worker} took {took:?}, a second or more"
+                ));
+            }
+        }
+        d.wait("everything running again after the restarts", || {
+            d.all_running_on_live(&units).then_some(())
+        });
+    }
 }
 
 /// 2 workers, then a third joins and later leaves with SIGTERM: work
