@@ -81,6 +81,8 @@ pub(crate) struct Cluster {
     next_connector: u32,
     /// Whether the schedule makes workers fall behind the config topic.
     lagging_reads: bool,
+    /// How the admin calls ended: `ok`, or the error's kind.
+    outcomes: BTreeMap<String, u64>,
 }
 
 impl Cluster {
@@ -101,6 +103,7 @@ impl Cluster {
             connectors: BTreeMap::new(),
             next_connector: 0,
             lagging_reads,
+            outcomes: BTreeMap::new(),
         }
     }
 
@@ -274,11 +277,12 @@ impl Cluster {
                     .map(|_| ()),
             }
         };
-        let outcome = match tokio::time::timeout(CALL, call).await {
-            Ok(Ok(())) => "ok".to_owned(),
-            Ok(Err(e)) => format!("failed: {e}"),
-            Err(_) => format!("no answer in {CALL:?}"),
+        let (outcome, kind) = match tokio::time::timeout(CALL, call).await {
+            Ok(Ok(())) => ("ok".to_owned(), "ok".to_owned()),
+            Ok(Err(e)) => (format!("failed: {e}"), format!("{:?}", e.kind())),
+            Err(_) => (format!("no answer in {CALL:?}"), "no answer".to_owned()),
         };
+        *self.outcomes.entry(kind).or_default() += 1;
         self.timeline
             .log(format!("admin via {via}: {what}: {outcome}"));
         if outcome == "ok" {
@@ -523,9 +527,17 @@ pub(crate) struct Size {
     pub(crate) lagging_reads: bool,
 }
 
+/// What a seed that kept every invariant leaves.
+pub(crate) struct Report {
+    /// What happened.
+    pub(crate) timeline: String,
+    /// How the admin calls ended: `ok`, or the error's kind.
+    pub(crate) outcomes: BTreeMap<String, u64>,
+}
+
 /// Runs seed `seed`: the schedule, then settling, then a quiet spell;
-/// the timeline, with what broke first if anything did.
-pub(crate) async fn run(seed: u64, size: &Size) -> Result<String, String> {
+/// the report, or the timeline with what broke first.
+pub(crate) async fn run(seed: u64, size: &Size) -> Result<Report, String> {
     let mut rng = Rng::new(seed);
     let mut cluster = Cluster::new(size.lagging_reads).await;
     let initial = 2 + rng.below(2);
@@ -577,5 +589,8 @@ pub(crate) async fn run(seed: u64, size: &Size) -> Result<String, String> {
     if !gaps.is_empty() {
         return fail(&cluster, format!("records lost: {gaps:?}"));
     }
-    Ok(cluster.timeline.render())
+    Ok(Report {
+        timeline: cluster.timeline.render(),
+        outcomes: cluster.outcomes,
+    })
 }
