@@ -24,7 +24,14 @@
 //! 4. `kill_leader`: SIGKILL of the leader (the last join line of each live
 //!    worker's log: ours `joined the Connect group ... leader=true`, Java's
 //!    `Joined group at generation N ... leaderUrl='http://<own id>/'`);
-//! 5. `join_after_leader`: another fresh worker (2 -> 3), as in 3.
+//! 5. `join_after_leader`: another fresh worker (2 -> 3), as in 3;
+//! 6. `config_change`: `PUT /connectors/sink-0/config` with `tasks.max` one
+//!    higher (3 -> 4), until sink-0's four tasks and every other unit run;
+//! 7. `leave`: SIGTERM of the follower with the most units (a graceful
+//!    leave), until every unit runs on the other two; also `leave_gap_max`
+//!    and `leave_gap_median`: for each unit that moved, the time between the
+//!    last poll that saw it RUNNING on the leaving worker and the first that
+//!    saw it RUNNING on another (the stop-to-start gap, to within a poll).
 //!
 //! Output: one tab-separated line per measure on stdout
 //! (`side round step value unit`), RSS lines (`VmHWM` of each worker just
@@ -35,7 +42,7 @@
 // Its results are its standard output.
 #![allow(clippy::print_stdout)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::error::Error;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -125,6 +132,8 @@ struct Worker {
     child: Option<Child>,
     log: PathBuf,
     java: bool,
+    /// Sent SIGTERM: its units must move, whether or not it has exited.
+    leaving: bool,
 }
 
 impl Worker {
@@ -133,7 +142,20 @@ impl Worker {
     }
 
     fn alive(&self) -> bool {
-        self.child.is_some()
+        self.child.is_some() && !self.leaving
+    }
+
+    /// SIGTERM: a graceful shutdown (the process exits by itself).
+    fn terminate(&mut self) -> Result<()> {
+        let pid = self.child.as_ref().ok_or("not running")?.id();
+        let status = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()?;
+        if !status.success() {
+            return Err(format!("kill -TERM {pid} failed: {status}").into());
+        }
+        self.leaving = true;
+        Ok(())
     }
 
     fn log_text(&self) -> String {
@@ -209,6 +231,8 @@ struct Round {
     group: String,
     workers: Vec<Worker>,
     poll: Duration,
+    /// `tasks.max` of sink-0 (raised by the config change step).
+    sink0_tasks: usize,
     session_ms: u64,
     heartbeat_ms: u64,
     delay_ms: u64,
@@ -315,6 +339,7 @@ impl Round {
             child: Some(child),
             log,
             java: self.java(),
+            leaving: false,
         });
         Ok(n)
     }
@@ -342,7 +367,7 @@ impl Round {
                 "name": name,
                 "config": {
                     "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
-                    "tasks.max": SINK_TASKS.to_string(),
+                    "tasks.max": if name == "sink-0" { self.sink0_tasks } else { SINK_TASKS }.to_string(),
                     "topics": topic,
                     "file": file(format!("out-{i}.txt")),
                 }
@@ -393,7 +418,9 @@ impl Round {
             }
             unit(format!("{name} (connector)"), &status["connector"])?;
             let tasks = status["tasks"].as_array().cloned().unwrap_or_default();
-            let want = if name.starts_with("sink") {
+            let want = if name == "sink-0" {
+                self.sink0_tasks
+            } else if name.starts_with("sink") {
                 SINK_TASKS
             } else {
                 1
@@ -406,6 +433,32 @@ impl Round {
             }
         }
         Ok(per_worker)
+    }
+
+    /// Every unit REST reports RUNNING, with its worker id (alive or not).
+    fn units_running(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        let Some(body) = self.workers.iter().filter(|w| w.alive()).find_map(|w| {
+            match http(w.port, "GET", "/connectors?expand=status", None) {
+                Some((200, body)) => Some(body),
+                _ => None,
+            }
+        }) else {
+            return out;
+        };
+        for name in Self::connector_names() {
+            let status = &body[&name]["status"];
+            let mut add = |unit: String, s: &Value| {
+                if s["state"] == "RUNNING" {
+                    out.insert(unit, s["worker_id"].as_str().unwrap_or("?").to_string());
+                }
+            };
+            add(name.clone(), &status["connector"]);
+            for t in status["tasks"].as_array().into_iter().flatten() {
+                add(format!("{name}/{}", t["id"]), t);
+            }
+        }
+        out
     }
 
     /// Poll until `done` says yes; the time since `from`.
@@ -586,6 +639,93 @@ impl Round {
         // 5. A join (2 -> 3).
         self.join("join_after_leader")?;
 
+        // 6. A config change: one more task for sink-0.
+        self.sink0_tasks = SINK_TASKS + 1;
+        let body = self.connector_config("sink-0");
+        let t = Instant::now();
+        let n = self
+            .workers
+            .iter()
+            .find(|w| w.alive())
+            .map(|w| w.n)
+            .ok_or("no live worker")?;
+        match http(
+            self.workers[n].port,
+            "PUT",
+            "/connectors/sink-0/config",
+            Some(&body["config"]),
+        ) {
+            Some((200, _)) => {}
+            other => return Err(format!("PUT /connectors/sink-0/config: {other:?}").into()),
+        }
+        let took = self.wait("config_change", t, |_| true)?;
+        self.emit("config_change", took.as_secs_f64() * 1000.0, "ms");
+
+        // 7. A graceful leave of the follower with the most units.
+        let leader = self.leader().ok_or("no leader in the logs")?;
+        let placement = self
+            .placement()
+            .map_err(|e| format!("before the leave: {e}"))?;
+        let leaving = self
+            .workers
+            .iter()
+            .filter(|w| w.alive() && w.n != leader)
+            .max_by_key(|w| placement.get(&w.id()).copied().unwrap_or(0))
+            .map(|w| w.n)
+            .ok_or("no follower")?;
+        let leaving_id = self.workers[leaving].id();
+        let on_leaving: BTreeSet<String> = self
+            .units_running()
+            .into_iter()
+            .filter(|(_, w)| *w == leaving_id)
+            .map(|(u, _)| u)
+            .collect();
+        eprintln!(
+            "rebalance: SIGTERM to follower w{leaving} ({} units); placement {placement:?}",
+            on_leaving.len()
+        );
+        self.emit_rss(&self.workers[leaving]);
+        let t = Instant::now();
+        self.workers[leaving].terminate()?;
+        // Unit -> last poll that saw it RUNNING on the leaving worker.
+        let mut last_old: BTreeMap<String, Instant> =
+            on_leaving.iter().map(|u| (u.clone(), t)).collect();
+        let mut gaps: BTreeMap<String, Duration> = BTreeMap::new();
+        loop {
+            let now = Instant::now();
+            for (unit, worker) in self.units_running() {
+                if !on_leaving.contains(&unit) {
+                    continue;
+                }
+                if worker == leaving_id {
+                    last_old.insert(unit, now);
+                } else {
+                    let since = last_old.get(&unit).copied().unwrap_or(t);
+                    gaps.entry(unit)
+                        .or_insert_with(|| now.saturating_duration_since(since));
+                }
+            }
+            if gaps.len() == on_leaving.len() && self.placement().is_ok() {
+                break;
+            }
+            if t.elapsed() > STEP_DEADLINE {
+                return Err(format!(
+                    "leave: not done after {STEP_DEADLINE:?}: moved {} of {}",
+                    gaps.len(),
+                    on_leaving.len()
+                )
+                .into());
+            }
+            std::thread::sleep(self.poll);
+        }
+        self.emit("leave", t.elapsed().as_secs_f64() * 1000.0, "ms");
+        let mut gaps: Vec<f64> = gaps.values().map(|g| g.as_secs_f64() * 1000.0).collect();
+        gaps.sort_by(f64::total_cmp);
+        if let (Some(max), Some(median)) = (gaps.last(), gaps.get(gaps.len() / 2)) {
+            self.emit("leave_gap_max", *max, "ms");
+            self.emit("leave_gap_median", *median, "ms");
+        }
+
         for w in self.workers.iter().filter(|w| w.alive()) {
             self.emit_rss(w);
         }
@@ -630,6 +770,7 @@ fn round(args: &[String]) -> Result<()> {
         group,
         workers: Vec::new(),
         poll: Duration::from_millis(env_ms("POLL_MS", 50)),
+        sink0_tasks: SINK_TASKS,
         session_ms: env_ms("SESSION_MS", 10_000),
         heartbeat_ms: env_ms("HEARTBEAT_MS", 3_000),
         delay_ms: env_ms("DELAY_MS", 0),
@@ -721,6 +862,22 @@ fn summary(path: &str) -> Result<()> {
         (
             "join_after_leader",
             "5. join (2->3) until the new worker runs a unit, s",
+        ),
+        (
+            "config_change",
+            "6. config change (sink-0 tasks.max 3->4) until all RUNNING, s",
+        ),
+        (
+            "leave",
+            "7. graceful leave (SIGTERM) until all RUNNING on the other 2, s",
+        ),
+        (
+            "leave_gap_median",
+            "7b. stop-to-start gap of a moved unit, median of a round, s",
+        ),
+        (
+            "leave_gap_max",
+            "7c. stop-to-start gap of a moved unit, max of a round, s",
         ),
         ("rss", "peak RSS per worker (VmHWM), MiB"),
     ];
