@@ -23,12 +23,14 @@ const SIZE: Size = Size {
     steps: 12,
     quiet: Duration::from_secs(60),
     lagging_reads: true,
+    every_protocol: true,
 };
 
 /// The schedule the regression seeds were found with (before the
 /// lagging-reads fault).
 const FIRST_SIZE: Size = Size {
     lagging_reads: false,
+    every_protocol: false,
     ..SIZE
 };
 

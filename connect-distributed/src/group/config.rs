@@ -119,7 +119,7 @@ pub struct GroupConfig {
     /// Only the leader needs it: a successor leader has no memory of the
     /// previous assignment and hands the old leader's work out at once,
     /// while work lost by a follower waits `scheduled.rebalance.max.delay.ms`.
-    /// Capped at `session.timeout.ms - heartbeat.interval.ms`. Default 0.
+    /// Capped at half of `session.timeout.ms`. Default 0.
     pub fence_lead: Duration,
 }
 

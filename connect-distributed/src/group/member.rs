@@ -305,8 +305,9 @@ impl Shared {
         // member that is only waiting for others alive.
         let session = self.config.session_timeout;
         let lead = if st.leads {
-            let cap = session.saturating_sub(self.config.heartbeat_interval);
-            self.config.fence_lead.min(cap)
+            // At most half the session: a leader must survive a slow
+            // heartbeat or two without stopping everything.
+            self.config.fence_lead.min(session / 2)
         } else {
             Duration::ZERO
         };
@@ -1462,6 +1463,72 @@ mod tests {
         assert!(capped >= Duration::from_millis(800) && capped <= Duration::from_millis(1200));
         b.reset();
         assert!(b.delay() <= Duration::from_millis(120));
+    }
+
+    #[test]
+    fn a_leader_fences_itself_its_lead_early_at_most_half_a_session() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut config = GroupConfig::new("g", "localhost:9092");
+        config.session_timeout = Duration::from_millis(10_000);
+        config.heartbeat_interval = Duration::from_millis(1000);
+        config.fence_lead = Duration::from_millis(3000);
+        let start = Instant::now();
+        let state = |leads| State {
+            phase: MemberPhase::Stable,
+            generation: 1,
+            member_id: "m".into(),
+            coordinator: None,
+            epoch: 0,
+            last_alive: start,
+            fence_armed: true,
+            leads,
+            fenced: false,
+            snapshot: None,
+            api_versions: BTreeMap::new(),
+        };
+        let shared = Shared {
+            config: config.clone(),
+            events: tx.clone(),
+            state: Mutex::new(state(false)),
+            coordinator_unreachable: AtomicBool::new(false),
+        };
+        // A follower: the whole session.
+        assert_eq!(
+            shared.check_fence(start + Duration::from_millis(7_500)),
+            None
+        );
+        assert_eq!(
+            shared.check_fence(start + Duration::from_millis(10_001)),
+            Some(1)
+        );
+        assert!(rx.try_recv().is_ok());
+        // A leader: its lead early.
+        *shared.lock() = state(true);
+        assert_eq!(
+            shared.check_fence(start + Duration::from_millis(6_900)),
+            None
+        );
+        assert_eq!(
+            shared.check_fence(start + Duration::from_millis(7_001)),
+            Some(1)
+        );
+        assert!(rx.try_recv().is_ok());
+        // A lead beyond half the session counts as half.
+        config.fence_lead = Duration::from_millis(9_000);
+        let shared = Shared {
+            config,
+            events: tx,
+            state: Mutex::new(state(true)),
+            coordinator_unreachable: AtomicBool::new(false),
+        };
+        assert_eq!(
+            shared.check_fence(start + Duration::from_millis(4_900)),
+            None
+        );
+        assert_eq!(
+            shared.check_fence(start + Duration::from_millis(5_001)),
+            Some(1)
+        );
     }
 
     #[test]

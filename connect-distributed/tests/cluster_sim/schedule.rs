@@ -81,13 +81,15 @@ pub(crate) struct Cluster {
     next_connector: u32,
     /// Whether the schedule makes workers fall behind the config topic.
     lagging_reads: bool,
+    /// Every worker's `connect.protocol`.
+    protocol: &'static str,
     /// How the admin calls ended: `ok`, or the error's kind.
     outcomes: BTreeMap<String, u64>,
 }
 
 impl Cluster {
     /// An empty cluster: the coordinator, the topics, no worker.
-    pub(crate) async fn new(lagging_reads: bool) -> Cluster {
+    pub(crate) async fn new(lagging_reads: bool, protocol: &'static str) -> Cluster {
         let timeline = Timeline::new();
         let kafka = MemoryKafka::new();
         kafka
@@ -103,6 +105,7 @@ impl Cluster {
             connectors: BTreeMap::new(),
             next_connector: 0,
             lagging_reads,
+            protocol,
             outcomes: BTreeMap::new(),
         }
     }
@@ -139,6 +142,7 @@ impl Cluster {
             ("session.timeout.ms", &SESSION.as_millis().to_string()),
             ("heartbeat.interval.ms", "1000"),
             ("rebalance.timeout.ms", "60000"),
+            ("connect.protocol", self.protocol),
             (
                 "scheduled.rebalance.max.delay.ms",
                 &DELAY.as_millis().to_string(),
@@ -184,7 +188,10 @@ impl Cluster {
         herder
             .start(&format!("http://{}/", rest.local_addr()))
             .expect("the herder starts");
-        self.timeline.log(format!("{name}: starts at {listener}"));
+        self.timeline.log(format!(
+            "{name}: starts at {listener} (connect.protocol={})",
+            self.protocol
+        ));
         self.nodes.insert(
             name,
             Node {
@@ -525,6 +532,9 @@ pub(crate) struct Size {
     /// Whether workers fall behind the config topic too (schedules from
     /// before that fault existed replay with `false`).
     pub(crate) lagging_reads: bool,
+    /// Whether one seed in five runs the eager protocol and one in five
+    /// `compatible` (otherwise, and with `false`, `sessioned`).
+    pub(crate) every_protocol: bool,
 }
 
 /// What a seed that kept every invariant leaves.
@@ -539,7 +549,12 @@ pub(crate) struct Report {
 /// the report, or the timeline with what broke first.
 pub(crate) async fn run(seed: u64, size: &Size) -> Result<Report, String> {
     let mut rng = Rng::new(seed);
-    let mut cluster = Cluster::new(size.lagging_reads).await;
+    let protocol = match seed % 5 {
+        0 if size.every_protocol => "eager",
+        1 if size.every_protocol => "compatible",
+        _ => "sessioned",
+    };
+    let mut cluster = Cluster::new(size.lagging_reads, protocol).await;
     let initial = 2 + rng.below(2);
     for _ in 0..initial {
         cluster.add_worker().await;
