@@ -13,6 +13,14 @@ mod fake_wire;
 use std::time::Duration;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use cluster_sim::coordinator::Coordinator;
+use connect_distributed::group::{
+    GroupConfig, GroupEvent, GroupHandler, GroupMember, HandlerError, LeaderRound, RebalanceReason,
+    WorkerState,
+};
+use connect_distributed::protocol::{Assignment, ConnectorAssignment, TaskId};
 
 use cluster_sim::schedule::{run, Report, Size};
 
@@ -124,6 +132,120 @@ fn the_seeds_that_found_bugs_stay_fixed() {
         if let Err(failure) = run_sized(seed, &FIRST_SIZE) {
             panic!("regression of seed {seed} ({what}):\n{failure}");
         }
+    }
+}
+
+/// Two group members (the real `GroupMember`, a minimal handler) on the
+/// simulated coordinator. The leader's heartbeat answers turn 8 s late (as
+/// when its heartbeat task starves), so it fences itself about 5 s later;
+/// just before, it asks for a rejoin (a config change), so its JoinGroup
+/// still reports the work it then stops; the other member's requests reach
+/// the coordinator 6 s late, so the round completes after the fence. The
+/// leader must then rejoin once more to report that it runs nothing: before
+/// the fix the fence's own rejoin named the old generation and was
+/// dropped, the leader's assignor kept counting that work as running on
+/// the leader, and it ran nowhere until some other event. Seen first in the
+/// rebalance benchmark (a leader whose heartbeats starved while sink
+/// consumers closed; stuck for the 240 s the step allows).
+#[test]
+fn a_member_fenced_while_joining_rejoins_after_the_round() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async {
+        let timeline = cluster_sim::Timeline::new();
+        let coordinator = Coordinator::start(timeline.clone()).await;
+        let config = |client: &str| {
+            let mut c = GroupConfig::new("pair", coordinator.addr());
+            c.client_id = client.to_owned();
+            c.session_timeout = Duration::from_secs(10);
+            c.heartbeat_interval = Duration::from_secs(1);
+            c.fence_lead = Duration::from_secs(5);
+            c
+        };
+        let (a, mut a_events) = GroupMember::start(config("a"), Arc::new(LeaderTakesC)).unwrap();
+        let (_b, mut b_events) = GroupMember::start(config("b"), Arc::new(LeaderTakesC)).unwrap();
+        let joined = async |events: &mut tokio::sync::mpsc::UnboundedReceiver<GroupEvent>| loop {
+            if let Some(GroupEvent::Joined(j)) = events.recv().await {
+                return j;
+            }
+        };
+        // Both in one generation, `a` leading with connector c.
+        let mut j = joined(&mut a_events).await;
+        while j.generation < 2 {
+            j = joined(&mut a_events).await;
+        }
+        assert!(j.is_leader, "the first member leads: {j:?}");
+        assert_eq!(j.owned.connectors(), ["c"]);
+        coordinator.slow_heartbeats("a", Duration::from_secs(8));
+        tokio::time::sleep(Duration::from_millis(3500)).await;
+        coordinator.slow_requests("b", Duration::from_secs(6));
+        a.request_rejoin("a config change");
+        let mut seen = Vec::new();
+        let mut deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        let mut fenced = false;
+        let mut joined_after_fence = false;
+        while let Ok(Some(event)) = tokio::time::timeout_at(deadline, a_events.recv()).await {
+            seen.push(format!("{event:?}"));
+            match event {
+                GroupEvent::Fenced { .. } => fenced = true,
+                GroupEvent::Joined(_) if fenced && !joined_after_fence => {
+                    joined_after_fence = true;
+                    // Links fast again: no later fence can do the rejoin's
+                    // job; it must come within a few seconds.
+                    coordinator.slow_heartbeats("a", Duration::ZERO);
+                    coordinator.slow_requests("b", Duration::ZERO);
+                    deadline = tokio::time::Instant::now() + Duration::from_secs(4);
+                }
+                GroupEvent::Rebalancing {
+                    reason: RebalanceReason::Fenced,
+                } if joined_after_fence => return,
+                _ => {}
+            }
+            while b_events.try_recv().is_ok() {}
+        }
+        panic!(
+            "no rejoin after a round whose JoinGroup predated the fence (fenced: {fenced}, joined after: {joined_after_fence}); events: {seen:#?}\n{}",
+            timeline.render()
+        );
+    });
+}
+
+/// A group handler whose leader takes connector `c`.
+struct LeaderTakesC;
+
+#[async_trait::async_trait]
+impl GroupHandler for LeaderTakesC {
+    async fn worker_state(&self) -> Result<WorkerState, HandlerError> {
+        Ok(WorkerState {
+            url: "http://member:8083/".into(),
+            config_offset: 1,
+        })
+    }
+
+    async fn assign(&self, round: &LeaderRound) -> Result<BTreeMap<String, Vec<u8>>, HandlerError> {
+        let mut out = BTreeMap::new();
+        for m in &round.members {
+            let assigned = if m.id == round.leader_id {
+                ConnectorAssignment::group(["c"], Vec::<TaskId>::new())
+            } else {
+                Vec::new()
+            };
+            let a = Assignment {
+                version: 2,
+                error: 0,
+                leader: round.leader_id.clone(),
+                leader_url: "http://member:8083/".into(),
+                config_offset: 1,
+                assigned,
+                revoked: Vec::new(),
+                delay: 0,
+            };
+            out.insert(m.id.clone(), a.encode()?);
+        }
+        Ok(out)
     }
 }
 

@@ -267,6 +267,9 @@ struct State {
     /// `fence_lead` early).
     leads: bool,
     fenced: bool,
+    /// Fences so far: a JoinGroup whose metadata was built before the
+    /// latest one reported work the worker has since stopped.
+    fences: u64,
     snapshot: Option<Assignment>,
     api_versions: BTreeMap<GroupApi, i16>,
 }
@@ -314,6 +317,7 @@ impl Shared {
         if now > st.last_alive + (session - lead) {
             st.fence_armed = false;
             st.fenced = true;
+            st.fences += 1;
             st.snapshot = None;
             let since = now.saturating_duration_since(st.last_alive);
             self.emit(GroupEvent::Fenced {
@@ -477,6 +481,7 @@ impl GroupMember {
                 fence_armed: false,
                 leads: false,
                 fenced: false,
+                fences: 0,
                 snapshot: None,
                 api_versions: BTreeMap::new(),
             }),
@@ -500,6 +505,7 @@ impl GroupMember {
             backoff,
             last_completed_generation: -1,
             leave_for: None,
+            rejoin_after: None,
             _tasks: [heartbeat, watchdog],
         };
         let task = tokio::spawn(runner.run());
@@ -831,6 +837,8 @@ struct Runner {
     /// A [`Command::LeaveFor`] that came while a round or a pause was under
     /// way: acted on as soon as the loop is free.
     leave_for: Option<(String, Duration)>,
+    /// A rejoin due as soon as the current round completes.
+    rejoin_after: Option<RebalanceReason>,
     _tasks: [AbortOnDrop; 2],
 }
 
@@ -895,6 +903,9 @@ impl Runner {
                     Step::Done => {
                         self.need_join = false;
                         self.backoff.reset();
+                        if let Some(reason) = self.rejoin_after.take() {
+                            self.start_rejoin(reason);
+                        }
                     }
                     Step::RetryNow => {}
                     Step::RetryLater => {
@@ -1120,7 +1131,10 @@ impl Runner {
                 stage: "worker_state",
                 message: e.to_string(),
             })?;
-        let snapshot = self.shared.lock().snapshot.clone();
+        let (snapshot, fences) = {
+            let st = self.shared.lock();
+            (st.snapshot.clone(), st.fences)
+        };
         let protocols = join_group_protocols(
             config.connect_protocol,
             &worker.url,
@@ -1278,6 +1292,14 @@ impl Runner {
         st.fence_armed = true;
         st.leads = is_leader;
         st.fenced = false;
+        // Fenced after the JoinGroup's metadata was built: the leader
+        // counted work as ours that the worker has stopped since. Another
+        // round must report the truth, or that work runs nowhere (the
+        // fence's own rejoin signal names the old generation and is
+        // dropped).
+        if st.fences != fences {
+            self.rejoin_after = Some(RebalanceReason::Fenced);
+        }
         self.last_completed_generation = generation;
         self.shared.emit(GroupEvent::Joined(Box::new(Joined {
             generation,
@@ -1483,6 +1505,7 @@ mod tests {
             fence_armed: true,
             leads,
             fenced: false,
+            fences: 0,
             snapshot: None,
             api_versions: BTreeMap::new(),
         };
@@ -1551,6 +1574,7 @@ mod tests {
                 fence_armed: true,
                 leads: false,
                 fenced: false,
+                fences: 0,
                 snapshot: Some(assignment(&[("a", &[-1])], &[])),
                 api_versions: BTreeMap::new(),
             }),

@@ -100,6 +100,11 @@ struct Group {
     cut_off: BTreeSet<String>,
     /// Clients whose process died: never heard from again.
     dead: BTreeSet<String>,
+    /// Clients whose requests reach the coordinator this late.
+    slow_requests: BTreeMap<String, Duration>,
+    /// Clients whose heartbeat answers reach them this late (as when the
+    /// worker's heartbeat task is starved).
+    slow_heartbeats: BTreeMap<String, Duration>,
 }
 
 /// The coordinator's handle: its address, its faults and its counters.
@@ -135,6 +140,8 @@ impl Coordinator {
                 settled: false,
                 cut_off: BTreeSet::new(),
                 dead: BTreeSet::new(),
+                slow_requests: BTreeMap::new(),
+                slow_heartbeats: BTreeMap::new(),
             })),
             timeline,
             moves: Arc::new(watch::channel(0).0),
@@ -184,9 +191,75 @@ impl Coordinator {
         self.timeline.log(format!("network: {client} cut off"));
     }
 
+    /// Whether a live worker's link to the coordinator is cut or slow now
+    /// (the group's view of it may be out of date).
+    pub(crate) fn network_faulty(&self) -> bool {
+        let g = self.lock();
+        g.cut_off.iter().any(|c| !g.dead.contains(c))
+            || !g.slow_requests.is_empty()
+            || !g.slow_heartbeats.is_empty()
+    }
+
     /// `client`'s process died: its requests are never answered again.
     pub(crate) fn kill(&self, client: &str) {
         self.lock().dead.insert(client.to_owned());
+    }
+
+    /// `client`'s requests reach the coordinator `late` after they were
+    /// sent (`Duration::ZERO`: on time again; those under way arrive now).
+    pub(crate) fn slow_requests(&self, client: &str, late: Duration) {
+        self.timeline
+            .log(format!("network: {client}'s requests arrive {late:?} late"));
+        self.set_slow(client, late, |g| &mut g.slow_requests);
+    }
+
+    /// `client`'s heartbeat answers reach it `late` after the question.
+    pub(crate) fn slow_heartbeats(&self, client: &str, late: Duration) {
+        self.timeline.log(format!(
+            "network: {client}'s heartbeat answers arrive {late:?} late"
+        ));
+        self.set_slow(client, late, |g| &mut g.slow_heartbeats);
+    }
+
+    fn set_slow(
+        &self,
+        client: &str,
+        late: Duration,
+        which: impl Fn(&mut Group) -> &mut BTreeMap<String, Duration>,
+    ) {
+        {
+            let mut g = self.lock();
+            let map = which(&mut g);
+            if late.is_zero() {
+                map.remove(client);
+            } else {
+                map.insert(client.to_owned(), late);
+            }
+        }
+        self.heals.send_modify(|n| *n += 1);
+    }
+
+    /// Waits while `client` is slow in `which` way, up to its lateness;
+    /// false when the coordinator moved meanwhile.
+    async fn delay(
+        &self,
+        client: &str,
+        moves: &mut watch::Receiver<u64>,
+        which: impl Fn(&mut Group) -> &mut BTreeMap<String, Duration>,
+    ) -> bool {
+        let Some(late) = which(&mut self.lock()).get(client).copied() else {
+            return true;
+        };
+        let until = Instant::now() + late;
+        let mut heals = self.heals.subscribe();
+        while which(&mut self.lock()).contains_key(client) {
+            tokio::select! {
+                _ = tokio::time::sleep_until(until) => break,
+                _ = heals.changed() => {}
+                _ = moves.changed() => return false,
+            }
+        }
+        true
     }
 
     /// Ends every partition.
@@ -236,6 +309,12 @@ impl Coordinator {
             let client = r.string().unwrap_or_default();
             if self.is_cut_off(&client) {
                 self.silent(&client, &mut moves).await;
+                return;
+            }
+            if !self
+                .delay(&client, &mut moves, |g| &mut g.slow_requests)
+                .await
+            {
                 return;
             }
             let mut w = Writer::default();
@@ -333,6 +412,13 @@ impl Coordinator {
                     w.i32(0).i16(NONE);
                 }
                 _ => return,
+            }
+            if api == 12
+                && !self
+                    .delay(&client, &mut moves, |g| &mut g.slow_heartbeats)
+                    .await
+            {
+                return;
             }
             // A partition that began while the request waited eats the answer.
             if self.is_cut_off(&client) {

@@ -20,7 +20,8 @@
 //! in `stop` still runs) to the [`Tracker`], which checks the invariants
 //! as they happen: no connector or task runs on two workers at once, and a
 //! task never resumes from an older committed offset than an earlier
-//! instance did. After the schedule the network heals and the cluster must
+//! instance did; and, every half second, that no unit runs nowhere for
+//! more than 10 s while the group is stable with final assignments. After the schedule the network heals and the cluster must
 //! settle: the group stable with every live worker, every task of every
 //! connector running exactly once, every worker on the same config
 //! offset; then no further rebalance in a quiet minute; and each task's
@@ -183,6 +184,12 @@ impl Tracker {
             on.remove(worker);
             !on.is_empty()
         });
+    }
+
+    /// Records a violation found outside the instances' own events.
+    pub(crate) fn violation(&self, line: String) {
+        self.timeline.log(line.clone());
+        self.lock().violations.push(line);
     }
 
     /// Whether `worker` crashed (its plugins then do nothing more).

@@ -27,6 +27,11 @@ const DELAY: Duration = Duration::from_secs(15);
 /// How long a settled cluster may take, after the schedule, to run
 /// everything (the delay, a session, stuck stops and their back-off).
 const SETTLE: Duration = Duration::from_secs(300);
+/// How long a unit may run nowhere while the group is stable with final
+/// assignments and no round happens (starting takes milliseconds here;
+/// an eager worker stops everything, up to the 5 s stop timeout, before
+/// its JoinGroup starts the next round).
+const LIVENESS: Duration = Duration::from_secs(10);
 /// How long the cluster must stay settled, without a round, to count
 /// as settled.
 const STILL: Duration = Duration::from_secs(20);
@@ -85,6 +90,9 @@ pub(crate) struct Cluster {
     protocol: &'static str,
     /// How the admin calls ended: `ok`, or the error's kind.
     outcomes: BTreeMap<String, u64>,
+    /// Since when (and after how many rounds) the group is stable but
+    /// some unit does not run.
+    stuck_since: Option<(tokio::time::Instant, u64)>,
 }
 
 impl Cluster {
@@ -107,6 +115,7 @@ impl Cluster {
             lagging_reads,
             protocol,
             outcomes: BTreeMap::new(),
+            stuck_since: None,
         }
     }
 
@@ -253,10 +262,19 @@ impl Cluster {
     /// the leader as needed); failures are logged, not fatal: they are
     /// what a user sees during a rebalance.
     async fn admin(&mut self, rng: &mut Rng, action: Admin) {
-        let Some((via, herder)) = self.any_worker(rng) else {
+        let Some((via, _)) = self.any_worker(rng) else {
             return;
         };
-        let herder = herder.clone();
+        let via = via.to_owned();
+        self.admin_via(&via, action).await;
+    }
+
+    /// [`Cluster::admin`] through worker `via`.
+    async fn admin_via(&mut self, via: &str, action: Admin) {
+        let Some(node) = self.nodes.get(via) else {
+            return;
+        };
+        let herder = node.herder.clone();
         let via = via.to_owned();
         let what = format!("{action:?}");
         let call = async {
@@ -391,7 +409,7 @@ impl Cluster {
             _ => {}
         }
         let pause = Duration::from_millis(rng.below(15_000));
-        tokio::time::sleep(pause).await;
+        self.pass(pause).await;
     }
 
     fn put(&self, rng: &mut Rng, name: String) -> Admin {
@@ -430,12 +448,56 @@ impl Cluster {
                 }
                 Some(_) => since = None,
             }
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            self.pass(Duration::from_millis(500)).await;
         }
     }
 
     /// Why the cluster is not settled, or `None` when it is.
     pub(crate) fn unsettled(&self) -> Option<String> {
+        self.group_unsettled().or_else(|| self.units_unsettled())
+    }
+
+    /// Liveness, checked all along: once the group is stable with final
+    /// assignments, every live worker in it and on one config offset, every
+    /// unit runs within [`LIVENESS`].
+    fn check_liveness(&mut self) {
+        let stuck = match self.group_unsettled() {
+            Some(_) => None,
+            None => self.units_unsettled(),
+        };
+        let now = tokio::time::Instant::now();
+        // A round since (however short) starts the clock again.
+        let rounds = self.coordinator.rounds();
+        match (stuck, self.stuck_since) {
+            (None, _) => self.stuck_since = None,
+            (Some(_), Some((_, r))) if r != rounds => self.stuck_since = Some((now, rounds)),
+            (Some(_), None) => self.stuck_since = Some((now, rounds)),
+            (Some(why), Some((since, _))) if now >= since + LIVENESS => {
+                self.tracker.violation(format!(
+                    "VIOLATION: {why} for {LIVENESS:?} while the group is stable"
+                ));
+                self.stuck_since = None;
+            }
+            (Some(_), Some(_)) => {}
+        }
+    }
+
+    /// Waits `d`, checking liveness every half second.
+    async fn pass(&mut self, d: Duration) {
+        let until = tokio::time::Instant::now() + d;
+        while tokio::time::Instant::now() < until {
+            let tick = Duration::from_millis(500).min(until - tokio::time::Instant::now());
+            tokio::time::sleep(tick).await;
+            self.check_liveness();
+        }
+    }
+
+    /// Why the group is not settled (rebalancing, a round due, members
+    /// other than the live workers, config offsets apart), or `None`.
+    fn group_unsettled(&self) -> Option<String> {
+        if self.coordinator.network_faulty() {
+            return Some("a worker's link to the coordinator is cut or slow".into());
+        }
         let live: BTreeSet<String> = self.nodes.keys().cloned().collect();
         match self.coordinator.stable_members() {
             Some((_, members)) if members == live => {}
@@ -455,7 +517,14 @@ impl Cluster {
         if offsets.len() > 1 {
             return Some(format!("the workers read the config topic to {offsets:?}"));
         }
-        let state = states.first()?;
+        None
+    }
+
+    /// Which unit does not run exactly once on a live worker (or runs
+    /// without being configured), or `None`.
+    fn units_unsettled(&self) -> Option<String> {
+        let live: BTreeSet<String> = self.nodes.keys().cloned().collect();
+        let state = self.nodes.values().next()?.herder.config_topic().state();
         let mut expected = BTreeSet::new();
         for c in state.connectors() {
             let target = state.target_state(c);
@@ -582,7 +651,7 @@ pub(crate) async fn run(seed: u64, size: &Size) -> Result<Report, String> {
     cluster
         .timeline
         .log(format!("settled after {rounds} rounds; quiet spell"));
-    tokio::time::sleep(size.quiet).await;
+    cluster.pass(size.quiet).await;
     if let Some(v) = cluster.tracker.violations().first() {
         return fail(&cluster, v.clone());
     }
