@@ -111,6 +111,9 @@ pub(super) struct Engine {
     /// Task configs the owner could not hand to the leader yet.
     unpublished: BTreeMap<String, Vec<ConfigMap>>,
     rejoin_at: Option<Instant>,
+    /// Config-mismatch rounds in a row this worker retried while up to
+    /// date (the leader behind): each waits longer before the next.
+    mismatches: u32,
     /// The config offset the last assignment needs while this worker has
     /// not read that far, and how many rounds in a row it could not.
     behind: Option<(i64, u32)>,
@@ -163,6 +166,7 @@ impl Engine {
             owned: Default::default(),
             unpublished: BTreeMap::new(),
             rejoin_at: None,
+            mismatches: 0,
             behind: None,
             retry_at: None,
             key_check_at: None,
@@ -347,11 +351,27 @@ impl Engine {
                     j.received.config_offset,
                 )
                 .await;
+            } else if caught_up && !j.is_leader {
+                // Up to date: the leader is the one behind, and a rejoin at
+                // once would get the same failed assignment back (the
+                // coordinator answers an unchanged follower with the
+                // current generation) as fast as the network allows, until
+                // the leader reads on or drops out. Back off instead.
+                let group = &self.shared.settings.group;
+                let exponent = self.mismatches.min(10);
+                let wait = (group.retry_backoff * 2u32.pow(exponent)).min(group.retry_backoff_max);
+                self.mismatches = self.mismatches.saturating_add(1);
+                tracing::info!(
+                    ?wait,
+                    "the leader is behind the config topic; rejoining after a back-off"
+                );
+                self.rejoin_at = Some(Instant::now() + wait);
             } else {
                 self.request_rejoin("config mismatch");
             }
             return;
         }
+        self.mismatches = 0;
         // Act on the snapshot the assignment was computed from, or a newer one.
         let deadline = Instant::now() + self.shared.settings.worker_sync_timeout;
         while configs.state().offset() < j.received.config_offset && Instant::now() < deadline {

@@ -593,6 +593,7 @@ enum Admin {
 }
 
 /// How long a schedule is.
+#[derive(Clone, Copy)]
 pub(crate) struct Size {
     /// Steps per seed.
     pub(crate) steps: u32,
@@ -616,7 +617,11 @@ pub(crate) struct Report {
 
 /// Runs seed `seed`: the schedule, then settling, then a quiet spell;
 /// the report, or the timeline with what broke first.
-pub(crate) async fn run(seed: u64, size: &Size) -> Result<Report, String> {
+pub(crate) async fn run(
+    seed: u64,
+    size: &Size,
+    watch: impl FnOnce(Arc<Timeline>),
+) -> Result<Report, String> {
     let mut rng = Rng::new(seed);
     let protocol = match seed % 5 {
         0 if size.every_protocol => "eager",
@@ -624,6 +629,7 @@ pub(crate) async fn run(seed: u64, size: &Size) -> Result<Report, String> {
         _ => "sessioned",
     };
     let mut cluster = Cluster::new(size.lagging_reads, protocol).await;
+    watch(cluster.timeline.clone());
     let initial = 2 + rng.below(2);
     for _ in 0..initial {
         cluster.add_worker().await;
