@@ -18,7 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 mod fake_wire;
-use fake_wire::{Reader, Writer};
+use fake_wire::{api_versions, Reader, Writer};
 
 const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -137,13 +137,7 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                         (17, 0, 1),
                         (36, 0, 1),
                     ];
-                    w.i16(0).i32(apis.len() as i32);
-                    for (k, lo, hi) in apis {
-                        w.i16(k).i16(lo).i16(hi);
-                    }
-                    if version >= 1 {
-                        w.i32(0);
-                    }
+                    api_versions(&mut w, version, &apis);
                 }
                 10 => {
                     s.find_coordinator += 1;

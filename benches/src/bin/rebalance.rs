@@ -482,6 +482,23 @@ impl Round {
         }
     }
 
+    /// The leader, the live follower with the most units, and the
+    /// placement they were read from (`before` names the step for errors).
+    fn busiest_follower(&self, before: &str) -> Result<(usize, usize, BTreeMap<String, usize>)> {
+        let leader = self.leader().ok_or("no leader in the logs")?;
+        let placement = self
+            .placement()
+            .map_err(|e| format!("before the {before}: {e}"))?;
+        let follower = self
+            .workers
+            .iter()
+            .filter(|w| w.alive() && w.n != leader)
+            .max_by_key(|w| placement.get(&w.id()).copied().unwrap_or(0))
+            .map(|w| w.n)
+            .ok_or("no follower")?;
+        Ok((leader, follower, placement))
+    }
+
     fn leader(&self) -> Option<usize> {
         self.workers
             .iter()
@@ -598,17 +615,7 @@ impl Round {
         self.emit("start_spread", spread.as_secs_f64() * 1000.0, "ms");
 
         // 2. A follower.
-        let leader = self.leader().ok_or("no leader in the logs")?;
-        let placement = self
-            .placement()
-            .map_err(|e| format!("before the kill: {e}"))?;
-        let follower = self
-            .workers
-            .iter()
-            .filter(|w| w.alive() && w.n != leader)
-            .max_by_key(|w| placement.get(&w.id()).copied().unwrap_or(0))
-            .map(|w| w.n)
-            .ok_or("no follower")?;
+        let (leader, follower, placement) = self.busiest_follower("kill")?;
         eprintln!(
             "rebalance: killing follower w{follower} ({} units); leader w{leader}; placement {placement:?}",
             placement.get(&self.workers[follower].id()).copied().unwrap_or(0)
@@ -662,17 +669,7 @@ impl Round {
         self.emit("config_change", took.as_secs_f64() * 1000.0, "ms");
 
         // 7. A graceful leave of the follower with the most units.
-        let leader = self.leader().ok_or("no leader in the logs")?;
-        let placement = self
-            .placement()
-            .map_err(|e| format!("before the leave: {e}"))?;
-        let leaving = self
-            .workers
-            .iter()
-            .filter(|w| w.alive() && w.n != leader)
-            .max_by_key(|w| placement.get(&w.id()).copied().unwrap_or(0))
-            .map(|w| w.n)
-            .ok_or("no follower")?;
+        let (_, leaving, placement) = self.busiest_follower("leave")?;
         let leaving_id = self.workers[leaving].id();
         let on_leaving: BTreeSet<String> = self
             .units_running()

@@ -21,7 +21,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 use super::Timeline;
-use crate::fake_wire::{read_frame, write_frame, Reader, Writer};
+use crate::fake_wire::{api_versions, read_frame, write_frame, Reader, Writer};
 
 const NONE: i16 = 0;
 const ILLEGAL_GENERATION: i16 = 22;
@@ -329,13 +329,7 @@ impl Coordinator {
                         (12, 0, 3),
                         (13, 0, 1),
                     ];
-                    w.i16(NONE).i32(apis.len() as i32);
-                    for (key, low, high) in apis {
-                        w.i16(key).i16(low).i16(high);
-                    }
-                    if version >= 1 {
-                        w.i32(0);
-                    }
+                    api_versions(&mut w, version, &apis);
                 }
                 10 => {
                     w.i32(0)

@@ -78,3 +78,15 @@ pub(crate) async fn write_frame(
     out.extend_from_slice(body);
     stream.write_all(&out).await.is_ok()
 }
+
+/// An ApiVersions response body (after the correlation id): `apis` as
+/// (key, lowest, highest), and the throttle time from version 1.
+pub(crate) fn api_versions(w: &mut Writer, version: i16, apis: &[(i16, i16, i16)]) {
+    w.i16(0).i32(apis.len() as i32);
+    for &(key, low, high) in apis {
+        w.i16(key).i16(low).i16(high);
+    }
+    if version >= 1 {
+        w.i32(0);
+    }
+}
