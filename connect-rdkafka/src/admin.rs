@@ -12,13 +12,16 @@ use ::rdkafka::metadata::Metadata;
 use async_trait::async_trait;
 
 use super::errors::{from_rd, kind_of};
+use super::off_thread::DropOffThread;
 use connect_kafka::{
     Admin, CreateTopicOutcome, KafkaError, KafkaErrorKind, NewTopic, TopicDescription,
 };
 
 pub(super) struct RdAdmin {
-    /// Always `Some` until `drop` takes it.
-    inner: Option<Arc<AdminClient<DefaultClientContext>>>,
+    /// Destroyed off the async threads: `rd_kafka_destroy` waits for the
+    /// client's threads, about 100 ms (the first `GET /` asks an admin
+    /// client for the cluster id and answered 100 ms late because of it).
+    inner: DropOffThread<AdminClient<DefaultClientContext>>,
 }
 
 impl RdAdmin {
@@ -27,39 +30,16 @@ impl RdAdmin {
             .create()
             .map_err(|e| from_rd(&e, "creating the admin client"))?;
         Ok(RdAdmin {
-            inner: Some(Arc::new(inner)),
+            inner: DropOffThread::new(inner),
         })
     }
 
-    fn client(&self) -> Result<&Arc<AdminClient<DefaultClientContext>>, KafkaError> {
-        self.inner
-            .as_ref()
-            .ok_or_else(|| KafkaError::fatal("the admin client is closed"))
-    }
-}
-
-impl Drop for RdAdmin {
-    /// librdkafka's `rd_kafka_destroy` waits for the client's threads to
-    /// end, about 100 ms: that wait goes to a blocking thread, not the
-    /// async caller (the first `GET /` asks an admin client for the cluster
-    /// id and answered 100 ms late because of it).
-    fn drop(&mut self) {
-        let Some(client) = self.inner.take() else {
-            return;
-        };
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn_blocking(move || drop(client));
-        }
-    }
-}
-
-impl RdAdmin {
     async fn metadata(
         &self,
         topic: Option<String>,
         timeout: Duration,
     ) -> Result<Metadata, KafkaError> {
-        let inner = Arc::clone(self.client()?);
+        let inner = Arc::clone(&*self.inner);
         let doing = match &topic {
             Some(t) => format!("metadata of topic '{t}'"),
             None => "listing topics".to_string(),
@@ -96,7 +76,7 @@ impl Admin for RdAdmin {
             ),
         };
         // The outer timeout covers clusters that never answer at all.
-        let call = self.client()?.create_topics([&spec], &options);
+        let call = self.inner.create_topics([&spec], &options);
         let results = match tokio::time::timeout(timeout + Duration::from_secs(1), call).await {
             Err(_) => return Ok(unsupported(format!("got no answer within {timeout:?}"))),
             Ok(Err(e)) => {
@@ -176,7 +156,7 @@ impl Admin for RdAdmin {
     }
 
     async fn cluster_id(&self, timeout: Duration) -> Result<Option<String>, KafkaError> {
-        let inner = Arc::clone(self.client()?);
+        let inner = Arc::clone(&*self.inner);
         tokio::task::spawn_blocking(move || inner.inner().fetch_cluster_id(timeout))
             .await
             .map_err(|e| KafkaError::fatal(format!("fetching the cluster id did not finish: {e}")))

@@ -27,6 +27,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::errors::from_rd;
+use super::off_thread::DropOffThread;
 use super::producer::offsets_list;
 use connect_kafka::{
     CommitMode, ConsumedRecord, Consumer, ConsumerEvent, GroupMetadata, KafkaError, KafkaErrorKind,
@@ -182,7 +183,8 @@ fn partition_list(partitions: &[TopicPartition]) -> TopicPartitionList {
 }
 
 pub(super) struct RdConsumer {
-    inner: Arc<StreamConsumer<EventContext>>,
+    /// Closed off the async threads: leaving the group can take seconds.
+    inner: DropOffThread<StreamConsumer<EventContext>>,
     group_id: Option<String>,
     max_poll_records: usize,
     /// Records fetched after a rebalance event was queued: returned after it.
@@ -228,7 +230,7 @@ impl RdConsumer {
         }
         .map_err(|e| from_rd(&e, "creating the consumer"))?;
         Ok(RdConsumer {
-            inner: Arc::new(inner),
+            inner: DropOffThread::new(inner),
             group_id,
             max_poll_records,
             stash: Vec::new(),
@@ -255,7 +257,7 @@ impl RdConsumer {
         self.release_due = false;
         let held = lock(&self.inner.context().revoked).take();
         if let Some(tpl) = held {
-            self.inner.context().give_up(&*self.inner, &tpl);
+            self.inner.context().give_up(&**self.inner, &tpl);
         }
     }
 

@@ -20,6 +20,7 @@ mod client_log;
 mod consumer;
 mod errors;
 mod mock;
+mod off_thread;
 mod producer;
 
 use std::sync::Arc;

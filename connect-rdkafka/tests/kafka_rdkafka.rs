@@ -68,6 +68,37 @@ async fn dropping_an_admin_client_does_not_wait_for_librdkafka() {
     }
 }
 
+/// The same for a consumer in a group: closing it leaves the group and
+/// waits for librdkafka's threads (5 s were seen with a slow broker). On
+/// an async thread that starved the group member's heartbeats of the
+/// worker (a fence in the rebalance benchmark); the wait goes to a
+/// blocking thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_group_consumer_does_not_wait_for_librdkafka() {
+    let mock = MockKafka::start(1, &[("t", 1)]).unwrap();
+    let config = ClientConfig::from([("group.id", "leaving")]);
+    let mut consumer = mock.cluster().consumer(&config).unwrap();
+    consumer
+        .subscribe(&Subscription::Topics(vec!["t".into()]))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "never assigned");
+        if let Some(ConsumerEvent::Assigned(_)) =
+            consumer.poll(Duration::from_millis(200)).await.unwrap()
+        {
+            break;
+        }
+    }
+    let started = Instant::now();
+    drop(consumer);
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_millis(50),
+        "dropping the consumer took {took:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pattern_subscription_matches_whole_names() {
     let mock = MockKafka::start(

@@ -859,11 +859,7 @@ impl Herder for DistributedHerder {
         if (200..300).contains(&reply.status) {
             Ok(())
         } else {
-            Err(ConnectError::other(format!(
-                "the worker {owner} running {name}-{task} answered {}: {}",
-                reply.status,
-                String::from_utf8_lossy(&reply.body)
-            )))
+            Err(owner_refusal(&owner, reply.status, &reply.body))
         }
     }
 
@@ -1036,7 +1032,6 @@ fn monotonic_ms() -> i64 {
     i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// A connector name as one URL path segment.
 /// A task restart for a task this worker does not run (and may not pass
 /// on): Kafka's 409 while the assignment settles.
 fn not_running_here(name: &str, task: u32) -> ConnectError {
@@ -1045,6 +1040,24 @@ fn not_running_here(name: &str, task: u32) -> ConnectError {
     ))
 }
 
+/// The refusal of the worker a request was sent on to, with its status
+/// kept as Java's forwarding keeps it: a 409 from the owner (its restart
+/// of that task is still under way, or it no longer runs it) stays a 409
+/// the user can retry, a 404 stays a 404, the rest are 500s naming the
+/// owner. The owner's JSON body gives the message.
+fn owner_refusal(owner: &str, status: u16, body: &[u8]) -> ConnectError {
+    let message = serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v["message"].as_str().map(str::to_string))
+        .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
+    match status {
+        409 => ConnectError::conflict(message),
+        404 => ConnectError::not_found(message),
+        _ => ConnectError::other(format!("the worker {owner} answered {status}: {message}")),
+    }
+}
+
+/// A connector name as one URL path segment.
 fn url_segment(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for b in name.bytes() {
@@ -1097,4 +1110,30 @@ async fn supervise(engine: tokio::task::JoinHandle<()>, shared: Arc<Shared>) {
         "the herder loop ended unexpectedly; stopping every connector and task of this worker");
     shared.worker.shutdown().await;
     shared.set_left();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use connect_api::ErrorKind;
+
+    /// A task restart sent on to its owner keeps the owner's refusal: a
+    /// 409 (the owner is restarting that task already) stays a 409 the
+    /// user may retry, instead of becoming a 500.
+    #[test]
+    fn an_owners_refusal_keeps_its_status() {
+        let body = br#"{"error_code":409,"message":"Task s-0 is not running on this worker"}"#;
+        let e = owner_refusal("10.0.0.2:8083", 409, body);
+        assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
+        assert_eq!(e.message(), "Task s-0 is not running on this worker");
+        let e = owner_refusal("10.0.0.2:8083", 404, br#"{"message":"gone"}"#);
+        assert!(matches!(e.kind(), ErrorKind::NotFound), "{e:?}");
+        let e = owner_refusal("10.0.0.2:8083", 502, b"bad gateway");
+        assert!(matches!(e.kind(), ErrorKind::Other), "{e:?}");
+        assert!(
+            e.to_string()
+                .contains("10.0.0.2:8083 answered 502: bad gateway"),
+            "{e}"
+        );
+    }
 }
