@@ -317,6 +317,16 @@ impl AssignorState {
         self.previous_generation_id
     }
 
+    /// The tasks the last round left on some worker: assigned, held for
+    /// their lost owner, or revoked. A revoked task stops before its owner
+    /// joins again, so it may run until a later round has gone by.
+    pub fn placed_tasks(&self) -> impl Iterator<Item = &TaskId> {
+        self.previous_assignment
+            .tasks
+            .iter()
+            .chain(&self.previous_revocation.tasks)
+    }
+
     fn reset_delay(&mut self) {
         self.candidate_workers_for_reassignment.clear();
         self.scheduled_rebalance = 0;

@@ -1212,6 +1212,75 @@ async fn revoked_work_is_released_only_once_stopped(name: &str, extra: &[(&str, 
     a.stop().await;
 }
 
+/// Review F11 with slow stops: a reset of a STOPPED connector's offsets
+/// waits until no worker is still stopping one of its tasks (it answers
+/// 409 when that takes longer than the REST wait). Stopping revokes the
+/// tasks in one round; their owners stop them (3 s here) and only then
+/// join the next. Before the fix the leader accepted the reset as soon as
+/// the revoking round was done, and a task still stopping would commit
+/// its offsets over the reset.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_change_only_once_stopping_tasks_have_stopped() {
+    offsets_change_only_once_stopped("resetting", &[]).await;
+}
+
+/// The same under eager rebalancing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offsets_change_only_once_stopping_tasks_have_stopped_eagerly() {
+    offsets_change_only_once_stopped("eager-resetting", &[("connect.protocol", "eager")]).await;
+}
+
+async fn offsets_change_only_once_stopped(name: &str, extra: &[(&str, &str)]) {
+    let mock = mock(&[]);
+    let group = format!("{name}-group");
+    let start = async || node_listening(&mock, &group, true, "127.0.0.1", extra, |c| c).await;
+    let a = start().await;
+    eventually("the first worker leads", async || {
+        a.herder.is_leader().then_some(())
+    })
+    .await;
+    let b = start().await;
+    let slow = config(&[
+        ("connector.class", "SlowStopSource"),
+        ("tasks.max", "2"),
+        ("stop.ms", "3000"),
+    ]);
+    a.herder
+        .create_connector(name, slow, TargetState::Started)
+        .await
+        .unwrap();
+    eventually("both tasks RUNNING on the two workers", async || {
+        let s = b.herder.connector_status(name).await.ok()?;
+        let workers: std::collections::BTreeSet<_> =
+            s.tasks.iter().map(|t| t.state.worker_id.clone()).collect();
+        (s.tasks.len() == 2
+            && workers.len() == 2
+            && s.tasks.iter().all(|t| t.state.state == "RUNNING"))
+        .then_some(())
+    })
+    .await;
+    assert!(a.herder.is_leader());
+    let still_running = || {
+        instances(|i| {
+            i.running
+                .iter()
+                .filter(|(k, (now, _))| k.starts_with(&format!("{name}-")) && *now > 0)
+                .map(|(k, _)| k.clone())
+                .collect::<Vec<_>>()
+        })
+    };
+    a.herder.stop(name).await.unwrap();
+    let answer = a.herder.reset_connector_offsets(name).await;
+    let running = still_running();
+    assert!(
+        running.is_empty(),
+        "the reset answered {answer:?} while {running:?} still ran"
+    );
+    answer.unwrap();
+    b.stop().await;
+    a.stop().await;
+}
+
 /// A worker whose heartbeats stop reaching the coordinator for a whole
 /// session is fenced: it stops all its work at once (the group may already
 /// have given it to another worker), then rejoins and runs it again. With

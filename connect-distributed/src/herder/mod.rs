@@ -28,7 +28,7 @@ pub mod config;
 mod engine;
 pub mod internal;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -144,6 +144,10 @@ struct Shared {
     /// This worker's REST URL (`http://host:port/`), set before joining.
     url: Mutex<String>,
     left: watch::Sender<bool>,
+    /// The connectors with tasks in the last round this worker computed
+    /// as leader (assigned, held or being revoked): their tasks may run
+    /// somewhere until a later round, so their offsets may not change.
+    placed: Mutex<BTreeSet<String>>,
 }
 
 impl Shared {
@@ -158,6 +162,20 @@ impl Shared {
         match self.view.lock() {
             Ok(mut v) => f(&mut v),
             Err(p) => f(&mut p.into_inner()),
+        }
+    }
+
+    fn set_placed(&self, connectors: BTreeSet<String>) {
+        match self.placed.lock() {
+            Ok(mut p) => *p = connectors,
+            Err(p) => *p.into_inner() = connectors,
+        }
+    }
+
+    fn placed(&self, connector: &str) -> bool {
+        match self.placed.lock() {
+            Ok(p) => p.contains(connector),
+            Err(p) => p.into_inner().contains(connector),
         }
     }
 
@@ -311,13 +329,24 @@ impl GroupHandler for Coordination {
         if round.protocol == SubProtocol::Eager {
             // Java's EagerAssignor: no state, everything dealt out afresh;
             // the incremental assignor's state is kept for later rounds.
-            return Ok(assign_eager(&input)?.encode()?);
+            let result = assign_eager(&input)?.encode()?;
+            self.shared.set_placed(
+                snapshot
+                    .connectors
+                    .iter()
+                    .filter(|(_, &tasks)| tasks > 0)
+                    .map(|(c, _)| c.clone())
+                    .collect(),
+            );
+            return Ok(result);
         }
         let mut state = match self.assignor.lock() {
             Ok(s) => s,
             Err(p) => p.into_inner(),
         };
         let (result, next) = assign(&state, &self.shared.settings.assignor, &input)?;
+        self.shared
+            .set_placed(next.placed_tasks().map(|t| t.connector.clone()).collect());
         *state = next;
         Ok(result.encode()?)
     }
@@ -374,6 +403,7 @@ impl DistributedHerder {
                 }),
                 url: Mutex::new(String::new()),
                 left: watch::channel(false).0,
+                placed: Mutex::new(BTreeSet::new()),
             }),
             stop: Arc::new(watch::channel(false).0),
         }
@@ -976,10 +1006,12 @@ impl DistributedHerder {
                 "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
             )));
         }
-        // Not while the assignment moves: a revoked task may still be
-        // stopping somewhere and commit over the change. A rebalance under
-        // way is waited out for a while first.
-        if !self.settled().await {
+        // Not while the assignment moves, nor while the last round left a
+        // task of this connector somewhere (the round that revokes it has
+        // not come, or its owner has not yet joined again, which it does
+        // once the task has stopped): a task still stopping would commit
+        // its offsets over the change. Waited out for a while first.
+        if !self.settled(Some(name)).await {
             return Err(ConnectError::conflict(
                 "Cannot complete request because of a conflicting operation (e.g. worker rebalance)",
             ));
@@ -993,10 +1025,11 @@ impl DistributedHerder {
 
 impl DistributedHerder {
     /// Wait up to [`REBALANCE_WAIT`] for no rebalance to be under way on
-    /// this worker; whether none is.
-    async fn settled(&self) -> bool {
+    /// this worker and, with `stopped`, for the last round to have placed
+    /// no task of that connector; whether that came.
+    async fn settled(&self, stopped: Option<&str>) -> bool {
         let deadline = tokio::time::Instant::now() + REBALANCE_WAIT;
-        while self.shared.view().rebalancing {
+        while self.shared.view().rebalancing || stopped.is_some_and(|c| self.shared.placed(c)) {
             if tokio::time::Instant::now() >= deadline {
                 return false;
             }
