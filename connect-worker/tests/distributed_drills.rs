@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{curl, free_port, real_bootstrap, try_curl, unique_suffix, Node, OwnBroker};
+use common::{
+    curl, free_port, real_bootstrap, set_client_quotas, try_curl, unique_suffix, Node, OwnBroker,
+};
 use serde_json::Value;
 
 /// One drill at a time.
@@ -186,7 +188,12 @@ impl Drill {
     /// Where each unit of `connector` runs and in what state, as a live
     /// worker's REST reports it: `[("connector", state, worker), ("0", ...)]`.
     fn placement(&self, connector: &str) -> Vec<(String, String, String)> {
-        let (status, body) = self.get(self.any(), &format!("/connectors/{connector}/status"));
+        self.placement_from(self.any(), connector)
+    }
+
+    /// [`Drill::placement`] as worker `i` reports it.
+    fn placement_from(&self, i: usize, connector: &str) -> Vec<(String, String, String)> {
+        let (status, body) = self.get(i, &format!("/connectors/{connector}/status"));
         if status != 200 {
             return Vec::new();
         }
@@ -871,4 +878,172 @@ fn eager_rebalances_stop_everything_and_lose_no_line_on_real_kafka() {
     let written = writer.finish();
     d.note(format!("stopped writing after {written} lines"));
     d.check_every_line(written);
+}
+
+/// Write `lines` to `path` at once.
+fn write_lines(path: &Path, lines: impl Iterator<Item = String>) {
+    let text: String = lines.map(|l| l + "\n").collect();
+    std::fs::write(path, text).unwrap();
+}
+
+impl Drill {
+    /// Wait until the sink file holds every line of `expected`, then fail
+    /// if any line is there twice or was never written.
+    fn check_each_line_once(&self, expected: &[String]) {
+        let got = self.wait("every line in the sink file", || {
+            let got = self.sink_lines();
+            let have: std::collections::HashSet<&str> = got.iter().map(String::as_str).collect();
+            expected
+                .iter()
+                .all(|l| have.contains(l.as_str()))
+                .then(|| got.clone())
+        });
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        for l in &got {
+            *seen.entry(l.as_str()).or_default() += 1;
+        }
+        let twice: Vec<&&str> = seen
+            .iter()
+            .filter(|(_, n)| **n > 1)
+            .map(|(l, _)| l)
+            .collect();
+        if !twice.is_empty() {
+            self.fail(&format!(
+                "{} lines written more than once, e.g. {:?}",
+                twice.len(),
+                twice.iter().take(10).collect::<Vec<_>>()
+            ));
+        }
+        if got.len() != expected.len() {
+            self.fail(&format!(
+                "{} lines in the sink file, {} written",
+                got.len(),
+                expected.len()
+            ));
+        }
+        self.note(format!(
+            "all {} lines in the sink file, each once",
+            got.len()
+        ));
+    }
+}
+
+/// Review F1 on the real broker: revoked source tasks that take seconds
+/// to stop (their producers throttled by a broker quota, so the final
+/// flush waits for a backlog of records) while config changes and another
+/// join start new rounds. A worker reports revoked work released only once
+/// it has stopped it and committed its offsets, so the next owner starts
+/// from those offsets: no line reaches the sink twice (before the fix the
+/// next round gave the still-stopping tasks to another worker, which
+/// produced again what the first was still flushing).
+#[test]
+fn revoked_sources_slow_to_stop_write_no_line_twice_on_real_kafka() {
+    let test = "distributed_drills::revoked_sources_slow_to_stop_write_no_line_twice_on_real_kafka";
+    let Some(bootstrap) = real_bootstrap(test) else {
+        return;
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut d = Drill::new("slow-stops", bootstrap.clone());
+    const SOURCES: usize = 3;
+    const LINES: usize = 3000;
+    let u = d.unique.clone();
+    // About 100 records a second per source (a record is about 100 bytes
+    // with its JSON schema), in requests of at most 16 KB so that the
+    // broker's throttling spreads them out; the 1,000 records each
+    // producer may hold take seconds to flush when the task stops.
+    let clients: Vec<String> = (0..SOURCES).map(|i| format!("slow{u}-{i}")).collect();
+    let quotas: Vec<(&str, &str, f64)> = clients
+        .iter()
+        .map(|c| (c.as_str(), "producer_byte_rate", 10_000.0))
+        .collect();
+    set_client_quotas(&bootstrap, &quotas);
+    d.note("producer_byte_rate=10000 for each source's producer");
+    let mut expected = Vec::new();
+    for i in 0..SOURCES {
+        let lines: Vec<String> = (0..LINES).map(|n| format!("s{i}-{n:06}")).collect();
+        write_lines(&d.path(&format!("in{i}.txt")), lines.iter().cloned());
+        expected.extend(lines);
+    }
+    std::fs::write(d.path("late.txt"), "").unwrap();
+    let extra = "task.shutdown.graceful.timeout.ms=60000\n";
+    d.start_worker_with(extra);
+    let topic = format!("lines{u}");
+    for (i, client) in clients.iter().enumerate() {
+        d.create(
+            0,
+            &format!("src{i}"),
+            serde_json::json!({
+                "connector.class": "FileStreamSource",
+                "file": d.path(&format!("in{i}.txt")),
+                "topic": topic,
+                "producer.override.client.id": client,
+                "producer.override.batch.size": "16384",
+                "source.max.inflight.records": "1000",
+            }),
+        );
+    }
+    d.create(
+        0,
+        "sink",
+        serde_json::json!({
+            "connector.class": "FileStreamSink",
+            "file": d.path("out.txt"),
+            "topics": topic,
+            "tasks.max": "2",
+        }),
+    );
+    let first = [("src0", 1), ("src1", 1), ("src2", 1), ("sink", 2)];
+    d.wait("every unit running on worker 0", || {
+        d.all_running_on_live(&first).then_some(())
+    });
+    d.wait("some lines through the sink", || {
+        (d.sink_lines().len() > 300).then_some(())
+    });
+    let owned = |d: &Drill| last_join(&d.nodes[0].log_text()).map(|j| j.3.len());
+    let before = owned(&d).unwrap_or(0);
+    d.start_worker_with(extra);
+    d.wait("worker 0 giving tasks up", || {
+        owned(&d).filter(|&n| n < before).map(|_| ())
+    });
+    d.note(format!(
+        "worker 0 revoked tasks ({before} -> {:?}); a config change and a join while it stops them",
+        owned(&d)
+    ));
+    d.create(
+        1,
+        "late",
+        serde_json::json!({
+            "connector.class": "FileStreamSource",
+            "file": d.path("late.txt"),
+            "topic": format!("late{u}"),
+        }),
+    );
+    d.start_worker_with(extra);
+    let resized = serde_json::json!({
+        "connector.class": "FileStreamSink",
+        "file": d.path("out.txt"),
+        "topics": topic,
+        "tasks.max": "3",
+    })
+    .to_string();
+    let (status, body) = d.write(2, "PUT", "/connectors/sink/config", &resized);
+    if status != 200 {
+        d.fail(&format!("resizing the sink: {status} {body}"));
+    }
+    d.note("sink resized to 3 tasks through worker 2");
+    let last = [
+        ("src0", 1),
+        ("src1", 1),
+        ("src2", 1),
+        ("sink", 3),
+        ("late", 1),
+    ];
+    d.wait("every unit running on the three workers", || {
+        d.all_running_on_live(&last).then_some(())
+    });
+    d.note(format!(
+        "running: {:?}",
+        last.iter().map(|(c, _)| d.placement(c)).collect::<Vec<_>>()
+    ));
+    d.check_each_line_once(&expected);
 }

@@ -364,3 +364,58 @@ pub(crate) fn spawn_java_connect(project: &Path, props: &Path, logs: &Path) -> s
         .spawn()
         .expect("start java")
 }
+
+/// Set client quotas on the real broker at `bootstrap`, as an operator
+/// would with `kafka-configs.sh --entity-type clients`: each entry is
+/// (client id, quota key such as `producer_byte_rate`, value). Done with
+/// Kafka's own `Admin.alterClientQuotas` in `jshell` on the broker's
+/// classpath (`tools/real-kafka/broker.sh classpath`), since neither
+/// librdkafka nor our port has the call. The drills slow clients down with
+/// it to widen the windows they test.
+pub(crate) fn set_client_quotas(bootstrap: &str, quotas: &[(&str, &str, f64)]) {
+    let broker_sh = repo_file("tools/real-kafka/broker.sh");
+    let out = std::process::Command::new(&broker_sh)
+        .arg("classpath")
+        .output()
+        .expect("run broker.sh classpath");
+    assert!(
+        out.status.success(),
+        "broker.sh classpath failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let classpath = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let alterations: Vec<String> = quotas
+        .iter()
+        .map(|(client, key, value)| {
+            format!(
+                "new ClientQuotaAlteration(new ClientQuotaEntity(Map.of(\"client-id\", \"{client}\")), \
+                 List.of(new ClientQuotaAlteration.Op(\"{key}\", {value:.1})))"
+            )
+        })
+        .collect();
+    let script = format!(
+        "import org.apache.kafka.clients.admin.*;\n\
+         import org.apache.kafka.common.quota.*;\n\
+         var admin = Admin.create(Map.of(\"bootstrap.servers\", \"{bootstrap}\"));\n\
+         admin.alterClientQuotas(List.of({})).all().get();\n\
+         admin.close();\n\
+         System.out.println(\"QUOTAS SET\");\n\
+         /exit\n",
+        alterations.join(", ")
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("quotas.jsh");
+    std::fs::write(&file, script).expect("write the jshell script");
+    let out = std::process::Command::new("jshell")
+        .arg("--class-path")
+        .arg(&classpath)
+        .arg(&file)
+        .output()
+        .expect("run jshell (Java 17 runs the real broker too)");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        printed.contains("QUOTAS SET"),
+        "setting client quotas {quotas:?} failed:\n{printed}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
