@@ -1047,3 +1047,102 @@ fn revoked_sources_slow_to_stop_write_no_line_twice_on_real_kafka() {
     ));
     d.check_each_line_once(&expected);
 }
+
+/// Review F11 on the real broker: a source task takes half a minute to
+/// stop (its producer throttled by a broker quota, with a backlog to
+/// flush). A reset of the connector's offsets right after `stop` is
+/// refused with 409 while the task is still stopping (its final commit
+/// would land over the reset), accepted once it has stopped, and it holds:
+/// the offsets read back empty and the resumed source reads its file again
+/// from the first line.
+#[test]
+fn an_offsets_reset_while_a_task_is_stopping_is_refused_with_409_on_real_kafka() {
+    let test = "distributed_drills::an_offsets_reset_while_a_task_is_stopping_is_refused_with_409_on_real_kafka";
+    let Some(bootstrap) = real_bootstrap(test) else {
+        return;
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut d = Drill::new("reset-stopping", bootstrap.clone());
+    let client = format!("stopping{}", d.unique);
+    // About 50 records a second: the 1,500 records the producer may hold
+    // took 50 s to flush here (1,000 took 21 s), well past the 20 s a REST
+    // request waits for a rebalance.
+    set_client_quotas(&bootstrap, &[(&client, "producer_byte_rate", 5_000.0)]);
+    write_lines(&d.path("in.txt"), (0..4000).map(line));
+    let extra = "task.shutdown.graceful.timeout.ms=90000\n";
+    d.start_worker_with(extra);
+    d.start_worker_with(extra);
+    let topic = format!("lines{}", d.unique);
+    d.create(
+        0,
+        "source",
+        serde_json::json!({
+            "connector.class": "FileStreamSource",
+            "file": d.path("in.txt"),
+            "topic": topic,
+            "producer.override.client.id": client,
+            "producer.override.batch.size": "16384",
+            "source.max.inflight.records": "1500",
+        }),
+    );
+    d.create(
+        0,
+        "sink",
+        serde_json::json!({
+            "connector.class": "FileStreamSink",
+            "file": d.path("out.txt"),
+            "topics": topic,
+        }),
+    );
+    d.wait("source and sink running", || {
+        d.all_running_on_live(&[("source", 1), ("sink", 1)])
+            .then_some(())
+    });
+    d.wait("some lines through the sink", || {
+        (d.sink_lines().len() > 200).then_some(())
+    });
+    let (status, body) = d.write(1, "PUT", "/connectors/source/stop", "");
+    if status != 204 {
+        d.fail(&format!("stop: {status} {body}"));
+    }
+    let stopped_at = Instant::now();
+    d.note(format!("PUT stop through worker 1: {status}"));
+    let (status, body) = d.call(1, "DELETE", "/connectors/source/offsets", "");
+    d.note(format!(
+        "DELETE offsets through worker 1 after {:.1} s: {status} {body}",
+        stopped_at.elapsed().as_secs_f64()
+    ));
+    let conflict = body["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("conflicting operation"));
+    if status != 409 || !conflict {
+        d.fail(&format!(
+            "a reset while the task stops answered {status} {body}, not 409"
+        ));
+    }
+    let (status, body) = d.wait("the reset accepted once the task has stopped", || {
+        let answer = d.call(1, "DELETE", "/connectors/source/offsets", "");
+        (answer.0 != 409).then_some(answer)
+    });
+    d.note(format!(
+        "DELETE offsets after {:.1} s: {status} {body}",
+        stopped_at.elapsed().as_secs_f64()
+    ));
+    if status != 200 {
+        d.fail(&format!("the reset answered {status} {body}"));
+    }
+    let (status, body) = d.call(0, "GET", "/connectors/source/offsets", "");
+    if status != 200 || body["offsets"].as_array().is_none_or(|o| !o.is_empty()) {
+        d.fail(&format!("offsets after the reset: {status} {body}"));
+    }
+    let (status, body) = d.call(0, "PUT", "/connectors/source/resume", "");
+    if status != 202 {
+        d.fail(&format!("resume: {status} {body}"));
+    }
+    d.note("resumed; the first line must come again");
+    d.wait("the first line in the sink file twice", || {
+        let first = line(0);
+        (d.sink_lines().iter().filter(|l| **l == first).count() >= 2).then_some(())
+    });
+    d.note("the source read its file again from the first line");
+}
