@@ -1146,3 +1146,82 @@ fn an_offsets_reset_while_a_task_is_stopping_is_refused_with_409_on_real_kafka()
     });
     d.note("the source read its file again from the first line");
 }
+
+/// Review F10 on the real broker: the leader can no longer read the config
+/// topic (a broker quota of 1 byte a second on its internal consumers,
+/// `admin.client.id`) while its group connection works. A follower pauses
+/// the sink (a record the leader cannot see), then another follower dies
+/// with `scheduled.rebalance.max.delay.ms=0`. Every round the leader
+/// computes would fail the config check, so it leaves the group for
+/// `worker.unsync.backoff.ms`, as Java's does; the surviving follower
+/// leads and runs everything, the sink paused.
+#[test]
+fn a_leader_that_cannot_read_the_config_topic_hands_leadership_on_on_real_kafka() {
+    let test = "distributed_drills::a_leader_that_cannot_read_the_config_topic_hands_leadership_on_on_real_kafka";
+    let Some(bootstrap) = real_bootstrap(test) else {
+        return;
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut d = Drill::new("blind-leader", bootstrap.clone());
+    let unique = d.unique.clone();
+    let internal = |i: usize| format!("internal{unique}-{i}");
+    for i in 0..3 {
+        let extra = format!(
+            "admin.client.id={}\nscheduled.rebalance.max.delay.ms=0\n",
+            internal(i)
+        );
+        d.start_worker_with(&extra);
+    }
+    d.source_and_sink(0, 2);
+    let units = [("source", 1), ("sink", 2)];
+    d.wait("source and sink running", || {
+        d.all_running_on_live(&units).then_some(())
+    });
+    let leader = d.wait("a leader", || d.leader());
+    let mut followers = (0..3).filter(|&i| i != leader);
+    let (keep, victim) = (followers.next().unwrap(), followers.next().unwrap());
+    set_client_quotas(
+        &bootstrap,
+        &[(&internal(leader), "consumer_byte_rate", 1.0)],
+    );
+    d.note(format!(
+        "worker {leader} (the leader) throttled to 1 byte/s on its internal consumers"
+    ));
+    // The broker applies a quota within a moment; give it that before the
+    // record the leader must not see.
+    std::thread::sleep(Duration::from_secs(3));
+    let (status, body) = d.call(keep, "PUT", "/connectors/sink/pause", "");
+    if status != 202 {
+        d.fail(&format!("pause through worker {keep}: {status} {body}"));
+    }
+    d.note(format!("sink paused through worker {keep}"));
+    let killed_at = Instant::now();
+    d.nodes[victim].kill_9();
+    d.note(format!("kill -9 of worker {victim}"));
+    let survivor = d.nodes[keep].worker_id();
+    d.wait(
+        "everything on the surviving follower, the sink paused",
+        || {
+            let source = d.placement_from(keep, "source");
+            let sink = d.placement_from(keep, "sink");
+            let on = |units: &[(String, String, String)], n: usize, state: &str| {
+                units.len() == n && units.iter().all(|(_, s, w)| s == state && *w == survivor)
+            };
+            (on(&source, 2, "RUNNING") && on(&sink, 3, "PAUSED")).then_some(())
+        },
+    );
+    d.note(format!(
+        "worker {keep} runs everything {:.1} s after the kill: {:?} {:?}",
+        killed_at.elapsed().as_secs_f64(),
+        d.placement_from(keep, "source"),
+        d.placement_from(keep, "sink")
+    ));
+    let log = d.nodes[leader].log_text();
+    if !log.contains("could not read the config topic") {
+        d.fail("the old leader's log does not say why it left");
+    }
+    let new_leader = d.leader();
+    if new_leader != Some(keep) {
+        d.fail(&format!("the leader is {new_leader:?}, not worker {keep}"));
+    }
+}
