@@ -130,6 +130,8 @@ where
 struct CounterTask {
     next: i64,
     topic: String,
+    /// `stop.delay.ms`: how long `stop` takes.
+    stop_delay: Duration,
 }
 
 fn counter_partition() -> SourceMap {
@@ -145,6 +147,12 @@ impl SourceTask for CounterTask {
             return Err(ConnectError::other("configured to fail"));
         }
         self.topic = config.get("topic").cloned().unwrap_or_default();
+        self.stop_delay = Duration::from_millis(
+            config
+                .get("stop.delay.ms")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+        );
         if let Some(o) = ctx.offset_storage_reader().offset(&counter_partition()) {
             self.next = o["n"].as_i64().unwrap_or(-1) + 1;
         }
@@ -173,6 +181,7 @@ impl SourceTask for CounterTask {
         Ok(())
     }
     async fn stop(&mut self) -> Result<()> {
+        tokio::time::sleep(self.stop_delay).await;
         Ok(())
     }
 }
@@ -244,6 +253,7 @@ impl SourceConnector for CounterSource {
         Box::new(CounterTask {
             next: 0,
             topic: String::new(),
+            stop_delay: Duration::ZERO,
         })
     }
     async fn alter_offsets(
@@ -1738,4 +1748,43 @@ async fn the_rest_api_serves_any_herder() {
         ]
     );
     server.stop().await;
+}
+
+/// A client that goes away in the middle of a task restart does not cut
+/// the restart short. Hyper drops a handler's future when its connection
+/// closes; a restart dropped between stopping the task and starting it
+/// again left the task stopped for good (the churn drill found it: a
+/// worker killed while its forwarded restart ran on the task's owner).
+#[tokio::test]
+async fn a_restart_finishes_when_its_client_goes_away() {
+    let f = Fixture::start().await;
+    let body = json!({"name": "slow", "config": {
+        "connector.class": "CounterSource", "topic": "slow", "stop.delay.ms": "500",
+    }});
+    assert_eq!(
+        f.call("POST", "/connectors", Some(&body.to_string()))
+            .await
+            .status,
+        201
+    );
+    f.wait_state("slow", "RUNNING", Some("RUNNING")).await;
+    let addr = f.url.trim_start_matches("http://").trim_end_matches('/');
+    let mut conn = tokio::net::TcpStream::connect(addr).await.unwrap();
+    conn.write_all(
+        format!(
+            "POST /connectors/slow/tasks/0/restart HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    // The task is stopping (500 ms) when the client goes away.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(conn);
+    f.wait_state("slow", "RUNNING", Some("RUNNING")).await;
+    let produced = f.produced("slow");
+    eventually("the restarted task producing", || async {
+        f.produced("slow") > produced
+    })
+    .await;
 }

@@ -491,6 +491,50 @@ impl DistributedHerder {
         let _ = left.wait_for(|l| *l).await;
     }
 
+    /// One try of [`Herder::restart_task`]: here, or sent on to the owner.
+    async fn restart_task_once(&self, name: &str, task: u32) -> Result<()> {
+        if self.restart_if_here(name, task).await? {
+            return Ok(());
+        }
+        // Kafka sends a task restart on to the worker that runs it. The
+        // owner comes from the status topic, which names workers by their
+        // advertised address, as this worker's own URL does: a stale status
+        // naming this worker is a 409, never a request to itself.
+        let id = TaskId::new(name, task);
+        let owner = self
+            .shared
+            .status
+            .task_status(&id)
+            .map(|s| s.worker_id)
+            .unwrap_or_default();
+        let me = self.shared.url();
+        let me = me
+            .trim_start_matches("http://")
+            .trim_start_matches("https://")
+            .trim_end_matches('/');
+        if owner.is_empty() || owner == me {
+            return Err(not_running_here(name, task));
+        }
+        // forward=false: the owner restarts it or answers 409, never
+        // forwards again (Kafka's bound on hops).
+        let url = format!(
+            "http://{owner}/connectors/{}/tasks/{task}/restart?forward=false",
+            url_segment(name)
+        );
+        let reply = client::send("POST", &url, Vec::new(), &[], Duration::from_secs(30))
+            .await
+            .map_err(|e| {
+                ConnectError::conflict(format!(
+                    "the worker {owner} running {name}-{task} did not answer ({e}); retry after the rebalance"
+                ))
+            })?;
+        if (200..300).contains(&reply.status) {
+            Ok(())
+        } else {
+            Err(owner_refusal(&owner, reply.status, &reply.body))
+        }
+    }
+
     /// Restart task `task` of `name` when it runs on this worker (what the
     /// worker runs, not what the status topic last said: Kafka checks its
     /// assignment); `false` when it does not run here.
@@ -857,39 +901,21 @@ impl Herder for DistributedHerder {
     }
 
     async fn restart_task(&self, name: &str, task: u32) -> Result<()> {
-        if self.restart_if_here(name, task).await? {
-            return Ok(());
-        }
-        // Kafka sends a task restart on to the worker that runs it. The
-        // owner comes from the status topic, which names workers by their
-        // advertised address, as this worker's own URL does: a stale status
-        // naming this worker is a 409, never a request to itself.
-        let id = TaskId::new(name, task);
-        let owner = self
-            .shared
-            .status
-            .task_status(&id)
-            .map(|s| s.worker_id)
-            .unwrap_or_default();
-        let me = self.shared.url();
-        let me = me
-            .trim_start_matches("http://")
-            .trim_start_matches("https://")
-            .trim_end_matches('/');
-        if owner.is_empty() || owner == me {
-            return Err(not_running_here(name, task));
-        }
-        // forward=false: the owner restarts it or answers 409, never
-        // forwards again (Kafka's bound on hops).
-        let url = format!(
-            "http://{owner}/connectors/{}/tasks/{task}/restart?forward=false",
-            url_segment(name)
-        );
-        let reply = client::send("POST", &url, Vec::new(), &[], Duration::from_secs(30)).await?;
-        if (200..300).contains(&reply.status) {
-            Ok(())
-        } else {
-            Err(owner_refusal(&owner, reply.status, &reply.body))
+        // While the task moves (its owner is not known yet, is itself
+        // restarting it, or has died and its session not yet run out) the
+        // restart waits for the rebalance, as other requests do, instead of
+        // failing at once; after REBALANCE_WAIT, Kafka's 409.
+        let deadline = tokio::time::Instant::now() + REBALANCE_WAIT;
+        loop {
+            match self.restart_task_once(name, task).await {
+                Err(e)
+                    if matches!(e.kind(), connect_api::ErrorKind::Conflict)
+                        && tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                done => return done,
+            }
         }
     }
 

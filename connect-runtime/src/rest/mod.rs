@@ -133,6 +133,7 @@ fn routes(state: Shared) -> Router {
             forward::to_leader,
         ))
         .layer(axum::middleware::from_fn(log_request))
+        .layer(axum::middleware::from_fn(run_to_the_end))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
@@ -150,6 +151,24 @@ async fn answer_panics(req: axum::extract::Request, next: axum::middleware::Next
             error::ApiError::new(axum::http::StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
                 .into_response()
         }
+    }
+}
+
+/// A request's work runs to its end even when its client goes away.
+/// Hyper drops a handler's future when the connection closes, and a herder
+/// operation cut off midway (a task restart between stopping the running
+/// instance and starting the new one) left work stopped for good; a
+/// forwarding worker killed during a forwarded restart did that. As in
+/// Kafka, whose request threads are not interrupted by a closed
+/// connection, the work is done and only the answer is lost.
+async fn run_to_the_end(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    match tokio::spawn(next.run(request)).await {
+        Ok(response) => response,
+        Err(e) => error::ApiError::new(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the request did not finish: {e}"),
+        )
+        .into_response(),
     }
 }
 

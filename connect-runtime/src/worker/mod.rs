@@ -469,9 +469,11 @@ impl Worker {
         let slot = self.slot(name, &connector_config)?;
         let previous = lock(&slot.tasks).remove(&task);
         if let Some(running) = previous {
+            tracing::info!(connector = %name, task, "stopping the task's running instance before starting it again");
             self.stop_running(name, vec![(task, running)], Replaced::Yes)
                 .await;
         }
+        tracing::info!(connector = %name, task, "starting task");
         let started = self.spawn_task(
             name,
             slot.kind,

@@ -147,7 +147,11 @@ pub(crate) struct Node {
 impl Node {
     /// Start `connect-distributed` on `props` in `dir`, its log in `log`.
     pub(crate) fn spawn(dir: &Path, props: &Path, log: &Path, port: u16) -> Node {
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_connect-distributed"))
+        // DRILL_WORKER_BIN runs another build of the worker (a before and
+        // after measurement of the same drill).
+        let bin = std::env::var_os("DRILL_WORKER_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_connect-distributed").into());
+        let child = std::process::Command::new(bin)
             .arg(props)
             .current_dir(dir)
             .env("RUST_LOG", "info,connect_distributed=debug")
