@@ -90,7 +90,8 @@ fn config(extra: &[(&str, &str)]) -> ConfigMap {
 
 /// The errors validation reports on `key`.
 fn errors(extra: &[(&str, &str)], worker: ExactlyOnceSource, key: &str) -> Vec<String> {
-    let (_, reports) = validate_connector_config(&plugins(), &config(extra), worker).unwrap();
+    let (_, reports) =
+        validate_connector_config(&plugins(), &config(extra), &worker.into()).unwrap();
     reports
         .into_iter()
         .filter(|r: &ConfigReport| r.name == key)
@@ -114,7 +115,12 @@ fn requested_is_the_default_and_asks_nothing() {
         )
         .is_empty());
     }
-    check_connector_config(&plugins(), &config(&[]), ExactlyOnceSource::Disabled).unwrap();
+    check_connector_config(
+        &plugins(),
+        &config(&[]),
+        &ExactlyOnceSource::Disabled.into(),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -185,7 +191,7 @@ fn required_needs_the_worker_and_the_connector() {
     let e = check_connector_config(
         &plugins(),
         &config(&[required, ("eos.answer", "supported")]),
-        ExactlyOnceSource::Disabled,
+        &ExactlyOnceSource::Disabled.into(),
     )
     .unwrap_err()
     .to_string();

@@ -322,6 +322,11 @@ struct Fixture {
 
 impl Fixture {
     async fn start() -> Fixture {
+        Self::start_with(&[]).await
+    }
+
+    /// A fixture whose worker has the `extra` properties too.
+    async fn start_with(extra: &[(&str, &str)]) -> Fixture {
         let kafka = MemoryKafka::new();
         let collected: Collected = Arc::default();
         let mut plugins = Plugins::with_builtins();
@@ -346,6 +351,8 @@ impl Fixture {
             ("config.providers", "env"),
             ("consumer.auto.offset.reset", "earliest"),
         ]);
+        let mut props = props;
+        props.extend(ConfigMap::from_pairs(extra.iter().copied()));
         let worker = StandaloneHerder::new(Worker::new(
             WorkerConfig::parse(&props).unwrap(),
             plugins,
@@ -1787,4 +1794,49 @@ async fn a_restart_finishes_when_its_client_goes_away() {
         f.produced("slow") > produced
     })
     .await;
+}
+
+/// `connector.client.config.override.policy=Principal`: a connector may
+/// set its own SASL principal but not point its producer elsewhere; the
+/// refused override is a 400 naming the key, with Kafka's message, and
+/// `validate` reports it on the prefixed key.
+#[tokio::test]
+async fn client_overrides_outside_the_workers_policy_are_refused() {
+    let f = Fixture::start_with(&[("connector.client.config.override.policy", "Principal")]).await;
+    let config = |key: &str, value: &str| {
+        let mut c = json!({"name": "c", "connector.class": "CounterSource", "topic": "t"});
+        c[key] = json!(value);
+        c
+    };
+    let refused = config("producer.override.bootstrap.servers", "elsewhere:9092");
+    let body = json!({"name": "c", "config": refused});
+    let r = f.call("POST", "/connectors", Some(&body.to_string())).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(
+        r.message().contains("producer.override.bootstrap.servers: The 'Principal' policy does not allow 'bootstrap.servers' to be overridden in the connector configuration."),
+        "{}",
+        r.message()
+    );
+    let r = f
+        .call(
+            "PUT",
+            "/connector-plugins/CounterSource/config/validate",
+            Some(&refused.to_string()),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["error_count"], 1, "{}", r.body);
+    let reported = r.body["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["value"]["name"] == "producer.override.bootstrap.servers")
+        .expect("the refused key is reported");
+    assert_eq!(reported["value"]["errors"].as_array().unwrap().len(), 1);
+    // The principal keys pass; a consumer override is not a source's.
+    let mut allowed = config("producer.override.sasl.mechanism", "PLAIN");
+    allowed["consumer.override.client.id"] = json!("ignored");
+    let body = json!({"name": "c", "config": allowed});
+    let r = f.call("POST", "/connectors", Some(&body.to_string())).await;
+    assert_eq!(r.status, 201, "{}", r.body);
 }

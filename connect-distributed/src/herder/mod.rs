@@ -38,7 +38,7 @@ use connect_api::config::{ConfigMap, ConfigReport};
 use connect_api::{ConnectError, Result};
 use connect_runtime::herder::{
     check_connector_config, validate_connector_config, ExactlyOnceSource, Herder, InternalRefusal,
-    RequestOwner, REBALANCE_WAIT,
+    RequestOwner, WorkerRules, REBALANCE_WAIT,
 };
 use connect_runtime::rest::client;
 use connect_runtime::status::{State, StatusStore};
@@ -654,7 +654,7 @@ impl DistributedHerder {
     /// connector will see it (and as the standalone herder checks).
     fn check_valid(&self, config: &ConfigMap) -> Result<()> {
         let worker = &self.shared.worker;
-        check_connector_config(worker.plugins(), &worker.resolved(config)?, EXACTLY_ONCE)
+        check_connector_config(worker.plugins(), &worker.resolved(config)?, &self.rules())
     }
 
     fn state_info(&self, status: Option<Status>, version: &str) -> StateInfo {
@@ -738,7 +738,7 @@ impl Herder for DistributedHerder {
     }
 
     fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)> {
-        validate_connector_config(self.shared.worker.plugins(), config, EXACTLY_ONCE)
+        validate_connector_config(self.shared.worker.plugins(), config, &self.rules())
     }
 
     async fn connector_names(&self) -> Vec<String> {
@@ -1065,10 +1065,18 @@ impl DistributedHerder {
     }
 }
 
-/// Exactly-once source support of this worker for the preflight checks:
-/// `exactly.once.source.support=enabled` is refused at start
-/// ([`DistributedConfig::parse`]), so it is disabled.
-const EXACTLY_ONCE: ExactlyOnceSource = ExactlyOnceSource::Disabled;
+impl DistributedHerder {
+    /// What this worker adds to a connector config's checks: its
+    /// exactly-once source support (disabled: `exactly.once.source.support=enabled`
+    /// is refused at start, [`DistributedConfig::parse`]) and its client
+    /// override policy.
+    fn rules(&self) -> WorkerRules {
+        WorkerRules {
+            exactly_once: ExactlyOnceSource::Disabled,
+            client_overrides: self.shared.worker.config().client_override_policy().clone(),
+        }
+    }
+}
 
 fn not_found(name: &str) -> ConnectError {
     ConnectError::not_found(format!("Connector {name} not found"))

@@ -41,7 +41,7 @@ pub use auto_restart::{auto_restart_connector_def, auto_restart_worker_def, Rest
 pub use standalone::StandaloneHerder;
 pub use validation::{
     check_connector_config, unknown_connector_keys, validate_connector_config, ExactlyOnceSource,
-    UnknownKey, CONNECTOR_PASS_THROUGH_PREFIXES,
+    UnknownKey, WorkerRules, CONNECTOR_PASS_THROUGH_PREFIXES,
 };
 
 /// What the REST API and the CLI need from a worker (Kafka's `Herder`).

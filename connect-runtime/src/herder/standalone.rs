@@ -14,7 +14,9 @@ use tokio::sync::mpsc;
 
 // Exactly-once source delivery needs distributed mode (as in Kafka):
 // `exactly.once.support=required` fails its preflight here.
-use super::validation::{check_connector_config, validate_connector_config, ExactlyOnceSource};
+use super::validation::{
+    check_connector_config, validate_connector_config, ExactlyOnceSource, WorkerRules,
+};
 use super::Herder;
 use crate::config_store::{ConfigStore, MemoryConfigStore};
 use crate::metrics::WorkerMetrics;
@@ -107,6 +109,16 @@ pub struct StandaloneHerder {
 }
 
 impl StandaloneHerder {
+    /// What this worker adds to a connector config's checks: no
+    /// exactly-once source support (Kafka refuses it in standalone mode)
+    /// and the worker's client override policy.
+    fn rules(&self) -> WorkerRules {
+        WorkerRules {
+            exactly_once: ExactlyOnceSource::Disabled,
+            client_overrides: self.worker().config().client_override_policy().clone(),
+        }
+    }
+
     /// A herder over `worker` keeping configs in memory (as Kafka's
     /// standalone worker: connectors come from the command line and REST,
     /// and are gone after a restart). Must be called inside a tokio
@@ -574,7 +586,7 @@ impl Herder for StandaloneHerder {
     }
 
     fn validate(&self, config: &ConfigMap) -> Result<(String, Vec<ConfigReport>)> {
-        validate_connector_config(self.plugins(), config, ExactlyOnceSource::Disabled)
+        validate_connector_config(self.plugins(), config, &self.rules())
     }
 
     async fn connector_names(&self) -> Vec<String> {
@@ -595,7 +607,7 @@ impl Herder for StandaloneHerder {
         check_connector_config(
             self.plugins(),
             &self.worker().resolved(&config)?,
-            ExactlyOnceSource::Disabled,
+            &self.rules(),
         )?;
         let plugin = self.plugins().connector(&config["connector.class"])?;
         let mut entry = Entry {
@@ -639,7 +651,7 @@ impl Herder for StandaloneHerder {
         check_connector_config(
             self.plugins(),
             &self.worker().resolved(&config)?,
-            ExactlyOnceSource::Disabled,
+            &self.rules(),
         )?;
         self.worker().abandon_calls(name);
         let changing = self.change(name).await?;

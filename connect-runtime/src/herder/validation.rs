@@ -26,32 +26,68 @@ use crate::converters::ConverterRole;
 use crate::panics::{catch_sync, contain_sync};
 use crate::worker::{
     check_sink_topics, invalid_config, sink_connector_def, source_connector_def, AnyConnector,
-    Plugins, EXACTLY_ONCE_SUPPORT, TRANSACTION_BOUNDARY,
+    ClientOverridePolicy, Plugins, EXACTLY_ONCE_SUPPORT, TRANSACTION_BOUNDARY,
 };
 
 /// Whether the worker validating a config runs exactly-once source
 /// connectors (`exactly.once.source.support=enabled`), which decides
 /// whether `exactly.once.support=required` can pass (KIP-618's preflight).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ExactlyOnceSource {
     /// A standalone worker, or a distributed one without exactly-once
     /// source support.
+    #[default]
     Disabled,
     /// A distributed worker with `exactly.once.source.support=enabled`.
     Enabled,
+}
+
+/// What the validating worker's own settings add to a connector config's
+/// checks (Kafka's herder reads them from its worker config).
+///
+/// ```
+/// use connect_runtime::herder::{ExactlyOnceSource, WorkerRules};
+/// use connect_runtime::worker::ClientOverridePolicy;
+///
+/// let rules = WorkerRules {
+///     exactly_once: ExactlyOnceSource::Disabled,
+///     client_overrides: ClientOverridePolicy::None,
+/// };
+/// assert!(!rules.client_overrides.allows("client.id"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkerRules {
+    /// Whether `exactly.once.support=required` can pass.
+    pub exactly_once: ExactlyOnceSource,
+    /// `connector.client.config.override.policy`: which
+    /// `<client>.override.*` keys are allowed.
+    pub client_overrides: ClientOverridePolicy,
+}
+
+impl From<ExactlyOnceSource> for WorkerRules {
+    /// The rules of a worker with that exactly-once support and Kafka's
+    /// default client override policy (`All`).
+    fn from(exactly_once: ExactlyOnceSource) -> Self {
+        WorkerRules {
+            exactly_once,
+            client_overrides: ClientOverridePolicy::All,
+        }
+    }
 }
 
 /// Validate a connector config: one report per key of the connector's full
 /// definition (common keys, kind keys, the plugin's own keys), errors on
 /// the transform and predicate keys the chain rejects, errors on the
 /// converter keys (an unknown class on `value.converter`, a value the
-/// converter refuses on `value.converter.<key>`), plus cross-key rules.
-/// Returns the connector's class with the reports. Never fails for bad
-/// values; an unknown or missing `connector.class` is an error.
+/// converter refuses on `value.converter.<key>`), errors on client
+/// overrides the worker's policy refuses (`producer.override.<key>`), plus
+/// cross-key rules. Returns the connector's class with the reports. Never
+/// fails for bad values; an unknown or missing `connector.class` is an
+/// error.
 pub fn validate_connector_config(
     plugins: &Plugins,
     config: &ConfigMap,
-    exactly_once: ExactlyOnceSource,
+    worker: &WorkerRules,
 ) -> Result<(String, Vec<ConfigReport>)> {
     let class = config
         .get("connector.class")
@@ -76,7 +112,7 @@ pub fn validate_connector_config(
     let own = contain_sync(&call, || Ok(instance.as_connector_ref().validate(config)))?;
     reports.extend(own);
     if let AnyConnector::Source(source) = &instance {
-        exactly_once_preflight(source.as_ref(), config, exactly_once, &mut reports);
+        exactly_once_preflight(source.as_ref(), config, worker.exactly_once, &mut reports);
     }
     let chain_error = match plugin.kind {
         ConnectorType::Source => {
@@ -94,6 +130,9 @@ pub fn validate_connector_config(
         push_error(&mut reports, &key, e.to_string());
     }
     validate_converters(plugins, config, &mut reports);
+    for (key, message) in worker.client_overrides.violations(plugin.kind, config) {
+        push_error(&mut reports, &key, message);
+    }
     if plugin.kind == ConnectorType::Sink {
         if let Err((keys, msg)) = check_sink_topics(config) {
             for key in keys {
@@ -163,9 +202,9 @@ fn exactly_once_preflight(
 pub fn check_connector_config(
     plugins: &Plugins,
     config: &ConfigMap,
-    exactly_once: ExactlyOnceSource,
+    worker: &WorkerRules,
 ) -> Result<()> {
-    let (_, reports) = validate_connector_config(plugins, config, exactly_once)?;
+    let (_, reports) = validate_connector_config(plugins, config, worker)?;
     let name = config.get("name").map_or("", String::as_str);
     for unknown in unknown_connector_keys(plugins, config) {
         tracing::warn!(connector = name, key = %unknown.key, "connector '{name}': {unknown}");
@@ -540,7 +579,7 @@ mod tests {
                 ("header.converter", "StringConverter"),
                 ("header.converter.converter.encoding", "NO-SUCH-CHARSET"),
             ]),
-            ExactlyOnceSource::Disabled,
+            &ExactlyOnceSource::Disabled.into(),
         )
         .unwrap();
         let errors = |key: &str| {
@@ -586,7 +625,7 @@ mod tests {
             check_connector_config(
                 &plugins(),
                 &config(&[("pth", "/tmp")]),
-                ExactlyOnceSource::Disabled,
+                &ExactlyOnceSource::Disabled.into(),
             )
         });
         assert!(accepted.is_ok(), "unknown keys are no error: {accepted:?}");

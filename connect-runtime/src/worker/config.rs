@@ -8,6 +8,7 @@ use connect_api::config::{
 };
 use connect_api::{ConnectError, Result};
 
+use super::client_overrides::ClientOverridePolicy;
 use crate::errors::error_config_def;
 
 /// The worker keys with Kafka's defaults.
@@ -76,6 +77,10 @@ pub fn worker_config_def() -> ConfigDef {
             .doc("How long a connector's start (and its task_configs call) may take before the connector is marked FAILED and the call is abandoned. Not a Kafka key: Kafka's worker waits for ever. Other connectors never wait for it."))
         .define(ConfigKey::new("task.stall.warn.ms", ConfigType::Long).default(60_000i64).validator(Range::at_least(0)).importance(Importance::Low).group(G, 17)
             .doc("A task's poll, put or flush that runs longer than this is logged at WARN, shown in /metrics (stalled_seconds) and marked in /ui, until it returns; 0 turns the watch off. Not a Kafka key."))
+        .define(ConfigKey::new(super::client_overrides::POLICY_KEY, ConfigType::String).default("All").importance(Importance::Medium).group("Security", 15)
+            .doc("Which Kafka client keys a connector may set for its own clients (producer.override.*, consumer.override.*, admin.override.*): None, Principal (sasl.jaas.config, sasl.mechanism, security.protocol), All (Kafka's default) or Allowlist (the keys of connector.client.config.override.allowlist); Kafka's class names for them are accepted."))
+        .define(ConfigKey::new(super::client_overrides::ALLOWLIST_KEY, ConfigType::List).default(Vec::<String>::new()).importance(Importance::Medium).group("Security", 16)
+            .doc("The client keys the Allowlist policy lets connectors override; empty: none."))
         .merge(&crate::herder::auto_restart_worker_def())
 }
 
@@ -105,14 +110,31 @@ const PASS_THROUGH_PREFIXES: &[&str] = &[
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
     parsed: ParsedConfig,
+    client_overrides: ClientOverridePolicy,
 }
 
 impl WorkerConfig {
     /// Parse `props`; every invalid value is reported at once, naming its key.
     pub fn parse(props: &ConfigMap) -> Result<WorkerConfig> {
+        let parsed = worker_config_def().parse(props)?;
+        let client_overrides = ClientOverridePolicy::parse(
+            parsed
+                .get_string(super::client_overrides::POLICY_KEY)
+                .unwrap_or("All"),
+            parsed
+                .get_list(super::client_overrides::ALLOWLIST_KEY)
+                .map(<[String]>::to_vec)
+                .unwrap_or_default(),
+        )?;
         Ok(WorkerConfig {
-            parsed: worker_config_def().parse(props)?,
+            parsed,
+            client_overrides,
         })
+    }
+
+    /// `connector.client.config.override.policy` (with its allowlist).
+    pub fn client_override_policy(&self) -> &ClientOverridePolicy {
+        &self.client_overrides
     }
 
     /// Keys that are neither worker keys nor client/converter pass-through

@@ -28,6 +28,7 @@
 //! # Ok(()) }
 //! ```
 
+mod client_overrides;
 mod config;
 mod info;
 pub mod offset_admin;
@@ -49,6 +50,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
+pub use client_overrides::{ClientOverridePolicy, ALLOWLIST_KEY, POLICY_KEY};
 pub use config::{
     check_sink_topics, connector_base_def, invalid_config, sink_connector_def, sink_topics,
     source_connector_def, worker_config_def, WorkerConfig, DEPRECATED_WORKER_KEYS,

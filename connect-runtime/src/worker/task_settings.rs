@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use connect_api::config::{with_prefix, ConfigMap};
+use connect_api::connector::ConnectorType;
 use connect_api::{ConnectError, Result};
 
 use super::config::{sink_topics, source_connector_def, WorkerConfig};
@@ -32,6 +33,9 @@ impl SourceTaskSettings {
     /// when the worker allows it and the connector names
     /// `topic.creation.default.partitions`, ...).
     pub fn from_configs(id: TaskId, connector: &ConfigMap, worker: &WorkerConfig) -> Result<Self> {
+        worker
+            .client_override_policy()
+            .enforce(ConnectorType::Source, connector)?;
         let def = source_connector_def().parse(connector)?;
         let topic_creation = (worker.topic_creation_enabled()
             && connector.contains_key("topic.creation.default.partitions"))
@@ -72,6 +76,9 @@ impl SinkTaskSettings {
     /// worker's flush interval and client properties with the connector's
     /// overrides.
     pub fn from_configs(id: TaskId, connector: &ConfigMap, worker: &WorkerConfig) -> Result<Self> {
+        worker
+            .client_override_policy()
+            .enforce(ConnectorType::Sink, connector)?;
         let regex = connector
             .get("topics.regex")
             .map(|r| r.trim())
