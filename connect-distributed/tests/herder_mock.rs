@@ -1053,6 +1053,85 @@ async fn a_task_restart_answers_at_once_with_a_wildcard_listener() {
     n.stop().await;
 }
 
+/// Basic authentication in a cluster (issue 31): a follower refuses a
+/// request without credentials (401), and a write with them that it sends
+/// on to the leader carries them, as Kafka's forwarding does, so the
+/// leader accepts it; the task configs the workers send each other are
+/// signed, not authenticated, and the connector's task runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forwarded_writes_carry_the_users_credentials() {
+    use base64::Engine;
+    let dir = std::env::temp_dir().join(format!("dist-basic-auth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let passwords = dir.join("connect.password");
+    std::fs::write(&passwords, "admin: admin-secret\n").unwrap();
+    let jaas = dir.join("connect_jaas.conf");
+    std::fs::write(
+        &jaas,
+        format!(
+            "KafkaConnect {{ org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required file=\"{}\"; }};",
+            passwords.display()
+        ),
+    )
+    .unwrap();
+    let jaas = jaas.display().to_string();
+    let extra = [
+        (
+            "rest.extension.classes",
+            "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
+        ),
+        ("java.security.auth.login.config", jaas.as_str()),
+    ];
+    let mock = mock(&[("authed", 1)]);
+    let a = node_listening(&mock, "authed", true, "127.0.0.1", &extra, |c| c).await;
+    eventually("the first worker leads", async || {
+        a.herder.is_leader().then_some(())
+    })
+    .await;
+    let b = node_listening(&mock, "authed", true, "127.0.0.1", &extra, |c| c).await;
+    eventually("the second worker joined", async || {
+        (b.herder.generation() > 0 && !b.herder.is_leader()).then_some(())
+    })
+    .await;
+    let base = b.rest.as_ref().unwrap().url();
+    let base = base.trim_end_matches('/');
+    let body = serde_json::json!({"name": "authed", "config": {
+        "connector.class": "FaultySource", "topic": "authed",
+    }})
+    .to_string()
+    .into_bytes();
+    let send = |headers: Vec<(&'static str, String)>| {
+        let body = body.clone();
+        let url = format!("{base}/connectors");
+        async move {
+            connect_runtime::rest::client::send("POST", &url, body, &headers, TIMEOUT)
+                .await
+                .unwrap()
+        }
+    };
+    let refused = send(Vec::new()).await;
+    assert_eq!(refused.status, 401);
+    let credentials = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("admin:admin-secret")
+    );
+    let created = send(vec![("Authorization", credentials.clone())]).await;
+    assert_eq!(
+        created.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&created.body)
+    );
+    eventually("the task RUNNING", async || {
+        let s = a.herder.connector_status("authed").await.ok()?;
+        (!s.tasks.is_empty() && s.tasks.iter().all(|t| t.state.state == "RUNNING")).then_some(())
+    })
+    .await;
+    b.stop().await;
+    a.stop().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Review F11: offsets change only once the connector is STOPPED *and* has
 /// no task configs left, as Kafka checks; and `stop` writes the empty task
 /// configs with the target, so a reset right after it is accepted.

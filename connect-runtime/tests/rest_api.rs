@@ -1840,3 +1840,144 @@ async fn client_overrides_outside_the_workers_policy_are_refused() {
     let r = f.call("POST", "/connectors", Some(&body.to_string())).await;
     assert_eq!(r.status, 201, "{}", r.body);
 }
+
+/// Status, headers and body of a request with the extra header `header`
+/// (`"Name: value"`) when given.
+async fn http_with_header(
+    base: &str,
+    method: &str,
+    path: &str,
+    header: Option<&str>,
+    body: &str,
+) -> (u16, String, String) {
+    let addr = base.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let extra = header.map(|h| format!("{h}\r\n")).unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.expect("read");
+    let text = String::from_utf8(raw).expect("utf-8 reply");
+    let (head, payload) = text.split_once("\r\n\r\n").expect("header end");
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, head.to_string(), payload.to_string())
+}
+
+/// Kafka's basic-auth extension, with a Java user's JAAS and credentials
+/// files as they are: no or wrong credentials get 401 with
+/// `WWW-Authenticate`, right ones go through, the signed worker-to-worker
+/// task-config request is not asked for credentials, and a user added to
+/// the credentials file can log in without a restart.
+#[tokio::test]
+async fn basic_auth_reads_kafkas_jaas_and_credentials_files() {
+    let dir = std::env::temp_dir().join(format!("rest-basic-auth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let passwords = dir.join("connect.password");
+    std::fs::write(&passwords, "# users\nadmin: admin-secret\nops=ops-secret\n").unwrap();
+    let jaas = dir.join("connect_jaas.conf");
+    std::fs::write(
+        &jaas,
+        format!(
+            "KafkaConnect {{\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required\n  file=\"{}\";\n}};\n",
+            passwords.display()
+        ),
+    )
+    .unwrap();
+    let jaas_path = jaas.display().to_string();
+    let f = Fixture::start_with(&[
+        (
+            "rest.extension.classes",
+            "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
+        ),
+        ("java.security.auth.login.config", &jaas_path),
+    ])
+    .await;
+    let basic = |user_password: &str| {
+        use base64::Engine;
+        format!(
+            "Authorization: Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(user_password)
+        )
+    };
+    let (status, head, body) = http_with_header(&f.url, "GET", "/connectors", None, "").await;
+    assert_eq!(status, 401, "{body}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("www-authenticate: basic realm=\"kafkaconnect\""),
+        "{head}"
+    );
+    assert!(body.contains("User cannot access the resource."), "{body}");
+    let wrong = basic("admin:nope");
+    let (status, _, _) = http_with_header(&f.url, "GET", "/connectors", Some(&wrong), "").await;
+    assert_eq!(status, 401);
+    for user in ["admin:admin-secret", "ops:ops-secret"] {
+        let right = basic(user);
+        let (status, _, body) =
+            http_with_header(&f.url, "GET", "/connectors", Some(&right), "").await;
+        assert_eq!(status, 200, "{user}: {body}");
+    }
+    // Worker-to-worker task configs are signed, not authenticated: not a
+    // 401 (here a standalone worker refuses them for another reason).
+    let (status, _, _) = http_with_header(&f.url, "POST", "/connectors/x/tasks", None, "[]").await;
+    assert_ne!(status, 401);
+    // A user added while the worker runs.
+    std::fs::write(
+        &passwords,
+        "admin: admin-secret\nops=ops-secret\nnewcomer: fresh\n",
+    )
+    .unwrap();
+    let (status, _, _) = http_with_header(
+        &f.url,
+        "GET",
+        "/connectors",
+        Some(&basic("newcomer:fresh")),
+        "",
+    )
+    .await;
+    assert_eq!(status, 200);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A worker asked to authenticate does not start without a usable JAAS
+/// file, and names what to fix.
+#[tokio::test]
+async fn basic_auth_without_a_jaas_file_stops_the_start() {
+    let props = ConfigMap::from([
+        (
+            "key.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        (
+            "rest.extension.classes",
+            "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
+        ),
+        (
+            "java.security.auth.login.config",
+            "/nonexistent/connect_jaas.conf",
+        ),
+    ]);
+    let worker = StandaloneHerder::new(Worker::new(
+        WorkerConfig::parse(&props).unwrap(),
+        Plugins::with_builtins(),
+        Arc::new(MemoryKafka::new()),
+        Arc::new(MemoryOffsetStore::new()),
+    ));
+    let err = RestServer::start(
+        Arc::new(worker),
+        "http://127.0.0.1:0",
+        Loggers::in_memory("INFO"),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("/nonexistent/connect_jaas.conf"),
+        "{err}"
+    );
+}

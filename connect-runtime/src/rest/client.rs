@@ -9,6 +9,15 @@ use connect_api::{ConnectError, Result};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 
+tokio::task_local! {
+    /// The `Authorization` header of the REST request being handled, if
+    /// any: a request this worker sends on while handling it (to the
+    /// leader, to a task's owner) carries the user's credentials, as
+    /// Kafka's forwarding does, so the other worker authenticates the same
+    /// user (docs/SECURITY.md).
+    pub(super) static CALLER_AUTHORIZATION: Option<String>;
+}
+
 /// What another worker answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpReply {
@@ -63,6 +72,10 @@ pub async fn send(
             .header(hyper::header::ACCEPT, "application/json");
         for (name, value) in headers {
             request = request.header(*name, value);
+        }
+        let caller = CALLER_AUTHORIZATION.try_with(|a| a.clone()).ok().flatten();
+        if let Some(credentials) = caller {
+            request = request.header(hyper::header::AUTHORIZATION, credentials);
         }
         let request = request
             .body(Full::new(Bytes::from(body)))

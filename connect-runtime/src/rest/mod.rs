@@ -21,6 +21,7 @@
 //! # Ok(()) }
 //! ```
 
+mod basic_auth;
 pub mod client;
 mod connectors;
 mod error;
@@ -41,6 +42,7 @@ use serde_json::json;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+pub use basic_auth::{BasicAuth, BASIC_AUTH_EXTENSION, EXTENSIONS_KEY, JAAS_KEY};
 pub use error::ApiError;
 pub use loggers::{LevelSetter, Loggers};
 
@@ -58,18 +60,30 @@ type Shared = Arc<AppState>;
 /// The routes of the API over `herder` (a
 /// [`StandaloneHerder`](crate::herder::StandaloneHerder) for standalone
 /// mode), for embedding in another axum app (already ready: `/health`
-/// answers 200).
+/// answers 200), with the authentication the worker's config asks for
+/// ([`BasicAuth::from_worker`]); when that cannot be set up, every request
+/// is refused with a 500 naming why, never served without it.
 pub fn router(herder: Arc<dyn Herder>, loggers: Loggers) -> Router {
+    let auth = BasicAuth::from_worker(herder.config().originals());
     let state = Arc::new(AppState {
         herder,
         loggers,
         ready: AtomicBool::new(true),
     });
-    routes(state)
+    match auth {
+        Ok(auth) => routes(state, auth.map(Arc::new)),
+        Err(e) => {
+            let why = e.to_string();
+            Router::new().fallback(move || {
+                let why = why.clone();
+                async move { ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, why).into_response() }
+            })
+        }
+    }
 }
 
-fn routes(state: Shared) -> Router {
-    Router::new()
+fn routes(state: Shared, auth: Option<Arc<BasicAuth>>) -> Router {
+    let api = Router::new()
         .route("/", get(root))
         .route("/health", get(health))
         .route("/metrics", get(metrics))
@@ -136,7 +150,15 @@ fn routes(state: Shared) -> Router {
         .layer(axum::middleware::from_fn(run_to_the_end))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state)
+        .with_state(state);
+    match auth {
+        // Outermost: nothing runs for a request without credentials.
+        Some(auth) => api.layer(axum::middleware::from_fn_with_state(
+            auth,
+            basic_auth::require,
+        )),
+        None => api,
+    }
 }
 
 /// Plugin code runs inside some handlers (a connector's `config_def`, a
@@ -162,7 +184,13 @@ async fn answer_panics(req: axum::extract::Request, next: axum::middleware::Next
 /// Kafka, whose request threads are not interrupted by a closed
 /// connection, the work is done and only the answer is lost.
 async fn run_to_the_end(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
-    match tokio::spawn(next.run(request)).await {
+    let caller = request
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let work = client::CALLER_AUTHORIZATION.scope(caller, next.run(request));
+    match tokio::spawn(work).await {
         Ok(response) => response,
         Err(e) => error::ApiError::new(
             axum::http::StatusCode::INTERNAL_SERVER_ERROR,
@@ -291,12 +319,13 @@ impl RestServer {
             .local_addr()
             .map_err(|e| ConnectError::other(format!("listener address: {e}")))?;
         herder.set_listener_address(addr);
+        let auth = BasicAuth::from_worker(herder.config().originals())?.map(Arc::new);
         let state = Arc::new(AppState {
             herder,
             loggers,
             ready: AtomicBool::new(false),
         });
-        let app = routes(state.clone());
+        let app = routes(state.clone(), auth);
         let (tx, rx) = oneshot::channel::<()>();
         let handle = tokio::spawn(async move {
             let served = axum::serve(tcp, app)

@@ -81,6 +81,10 @@ pub fn worker_config_def() -> ConfigDef {
             .doc("Which Kafka client keys a connector may set for its own clients (producer.override.*, consumer.override.*, admin.override.*): None, Principal (sasl.jaas.config, sasl.mechanism, security.protocol), All (Kafka's default) or Allowlist (the keys of connector.client.config.override.allowlist); Kafka's class names for them are accepted."))
         .define(ConfigKey::new(super::client_overrides::ALLOWLIST_KEY, ConfigType::List).default(Vec::<String>::new()).importance(Importance::Medium).group("Security", 16)
             .doc("The client keys the Allowlist policy lets connectors override; empty: none."))
+        .define(ConfigKey::new("rest.extension.classes", ConfigType::List).default(Vec::<String>::new()).importance(Importance::Low).group("Security", 17)
+            .doc("REST extensions: org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension (HTTP basic authentication with Kafka's JAAS and credentials files) is the one available."))
+        .define(ConfigKey::new("java.security.auth.login.config", ConfigType::String).optional().importance(Importance::Low).group("Security", 18)
+            .doc("The JAAS file of the basic-auth extension (its KafkaConnect entry names the credentials file). Not a Kafka worker key: a Java worker takes it as a system property, which this worker also reads from KAFKA_OPTS."))
         .merge(&crate::herder::auto_restart_worker_def())
 }
 
