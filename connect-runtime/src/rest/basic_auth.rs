@@ -274,28 +274,38 @@ fn jaas_option(options: &str, key: &str) -> Option<String> {
     None
 }
 
-/// JAAS files may have `//` and `/* */` comments.
+/// JAAS files may have `//` and `/* */` comments (not inside a quoted
+/// value: `url="ldap://host"` keeps its slashes).
 fn strip_comments(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    loop {
-        let line = rest.find("//").map(|at| (at, false));
-        let block = rest.find("/*").map(|at| (at, true));
-        match line.into_iter().chain(block).min() {
-            None => {
-                out.push_str(rest);
-                return out;
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        if quoted {
+            quoted = c != '"';
+            out.push(c);
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                quoted = true;
+                out.push(c);
             }
-            Some((at, false)) => {
-                out.push_str(&rest[..at]);
-                rest = rest[at..].find('\n').map_or("", |n| &rest[at + n..]);
+            ('/', Some('/')) => while chars.next_if(|n| *n != '\n').is_some() {},
+            ('/', Some('*')) => {
+                chars.next();
+                let mut previous = ' ';
+                for n in chars.by_ref() {
+                    if previous == '*' && n == '/' {
+                        break;
+                    }
+                    previous = n;
+                }
             }
-            Some((at, true)) => {
-                out.push_str(&rest[..at]);
-                rest = rest[at..].find("*/").map_or("", |e| &rest[at + e + 2..]);
-            }
+            _ => out.push(c),
         }
     }
+    out
 }
 
 /// (user, password) of a `Basic` authorization header, as Kafka's filter
@@ -369,6 +379,13 @@ mod tests {
         assert_eq!(
             credentials_file(jaas).unwrap(),
             "/etc/kafka/connect.password"
+        );
+        let slashes = format!(
+            "KafkaConnect {{ /* c */ {PROPERTY_FILE_MODULE} required file=\"/srv//connect.password\"; }};"
+        );
+        assert_eq!(
+            credentials_file(&slashes).unwrap(),
+            "/srv//connect.password"
         );
         let other = "KafkaConnect { com.example.Ldap required url=\"ldap://x\"; };";
         assert!(credentials_file(other)
