@@ -145,10 +145,20 @@ const REGRESSIONS: [(u64, &str); 5] = [
 ];
 
 /// Regression seeds found with the full schedule ([`SIZE`]).
-const REGRESSIONS_FULL: [(u64, &str); 1] = [(
-    785,
-    "an up-to-date follower retried a config-mismatch round at once, got the same failed assignment back at once, and so on without end while the leader (behind the config topic) read (now it backs off)",
-)];
+const REGRESSIONS_FULL: [(u64, &str); 3] = [
+    (
+        785,
+        "an up-to-date follower retried a config-mismatch round at once, got the same failed assignment back at once, and so on without end while the leader (behind the config topic) read (now it backs off)",
+    ),
+    (
+        1411,
+        "a follower cut off fenced itself when its session ran out and took its stop time to stop, while the leader (scheduled.rebalance.max.delay.ms=0) handed its work out at once (now every member fences its stop time early)",
+    ),
+    (
+        2002,
+        "the same as 1411 with another schedule (found in the same 10,000-seed run)",
+    ),
+];
 
 #[test]
 fn the_seeds_that_found_bugs_stay_fixed() {

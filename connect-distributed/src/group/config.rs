@@ -113,13 +113,14 @@ pub struct GroupConfig {
     /// `security.protocol`, `sasl.mechanism` and `sasl.jaas.config`:
     /// plaintext or SASL/PLAIN credentials.
     pub security: Security,
-    /// How long before its session could run out a leader fences itself
+    /// How long before its session could run out a member fences itself
     /// (stops all its work): the time its work may take to stop. Not a
     /// Kafka key; the herder sets it to `task.shutdown.graceful.timeout.ms`.
-    /// Only the leader needs it: a successor leader has no memory of the
-    /// previous assignment and hands the old leader's work out at once,
-    /// while work lost by a follower waits `scheduled.rebalance.max.delay.ms`.
-    /// Capped at half of `session.timeout.ms`. Default 0.
+    /// A successor leader has no memory of the previous assignment and
+    /// hands the old leader's work out at once; a follower's lost work
+    /// waits `scheduled.rebalance.max.delay.ms` only while the leader that
+    /// remembers it stays, and not at all when the delay is 0. Capped at
+    /// half of `session.timeout.ms`. Default 0.
     pub fence_lead: Duration,
 }
 

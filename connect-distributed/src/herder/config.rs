@@ -177,7 +177,7 @@ impl DistributedConfig {
             };
             ConnectError::config(key, e.to_string())
         })?;
-        // A leader fences itself early by the time its work may take to
+        // A member fences itself early by the time its work may take to
         // stop (see `GroupConfig::fence_lead`).
         let shutdown_ms: u64 = number(&props, "task.shutdown.graceful.timeout.ms", 5_000)?;
         group.fence_lead = Duration::from_millis(shutdown_ms);
