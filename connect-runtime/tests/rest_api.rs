@@ -71,11 +71,23 @@ async fn http_raw(
     path: &str,
     body: Option<&str>,
 ) -> (u16, Vec<(String, String)>, String) {
-    let addr = base.trim_start_matches("http://");
+    http_raw_with(base, method, path, None, body).await
+}
+
+/// [`http_raw`] with the extra header `header` (`"Name: value"`).
+async fn http_raw_with(
+    base: &str,
+    method: &str,
+    path: &str,
+    header: Option<&str>,
+    body: Option<&str>,
+) -> (u16, Vec<(String, String)>, String) {
+    let addr = base.trim_start_matches("http://").trim_end_matches('/');
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     let body = body.unwrap_or("");
+    let extra = header.map(|h| format!("{h}\r\n")).unwrap_or_default();
     let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     stream.write_all(request.as_bytes()).await.expect("write");
@@ -1841,8 +1853,8 @@ async fn client_overrides_outside_the_workers_policy_are_refused() {
     assert_eq!(r.status, 201, "{}", r.body);
 }
 
-/// Status, headers and body of a request with the extra header `header`
-/// (`"Name: value"`) when given.
+/// Status, the response head and body of a request with the extra header
+/// `header` (`"Name: value"`) when given.
 async fn http_with_header(
     base: &str,
     method: &str,
@@ -1850,20 +1862,9 @@ async fn http_with_header(
     header: Option<&str>,
     body: &str,
 ) -> (u16, String, String) {
-    let addr = base.trim_start_matches("http://").trim_end_matches('/');
-    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let extra = header.map(|h| format!("{h}\r\n")).unwrap_or_default();
-    let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).await.expect("write");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.expect("read");
-    let text = String::from_utf8(raw).expect("utf-8 reply");
-    let (head, payload) = text.split_once("\r\n\r\n").expect("header end");
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, head.to_string(), payload.to_string())
+    let (status, headers, payload) = http_raw_with(base, method, path, header, Some(body)).await;
+    let head: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    (status, head.join("\r\n"), payload)
 }
 
 /// Kafka's basic-auth extension, with a Java user's JAAS and credentials

@@ -910,6 +910,32 @@ fn write_lines(path: &Path, lines: impl Iterator<Item = String>) {
 }
 
 impl Drill {
+    /// Create (through worker 0) a file source reading `file` into `topic`
+    /// whose producer has client id `client` (for a broker quota), sends
+    /// requests of at most 16 KB (so that throttling spreads them out) and
+    /// may hold `in_flight` records: its stop waits for that backlog.
+    fn create_throttled_source(
+        &self,
+        name: &str,
+        file: &str,
+        topic: &str,
+        client: &str,
+        in_flight: usize,
+    ) {
+        self.create(
+            0,
+            name,
+            serde_json::json!({
+                "connector.class": "FileStreamSource",
+                "file": self.path(file),
+                "topic": topic,
+                "producer.override.client.id": client,
+                "producer.override.batch.size": "16384",
+                "source.max.inflight.records": in_flight.to_string(),
+            }),
+        );
+    }
+
     /// Wait until the sink file holds every line of `expected`, then fail
     /// if any line is there twice or was never written.
     fn check_each_line_once(&self, expected: &[String]) {
@@ -992,17 +1018,12 @@ fn revoked_sources_slow_to_stop_write_no_line_twice_on_real_kafka() {
     d.start_worker_with(extra);
     let topic = format!("lines{u}");
     for (i, client) in clients.iter().enumerate() {
-        d.create(
-            0,
+        d.create_throttled_source(
             &format!("src{i}"),
-            serde_json::json!({
-                "connector.class": "FileStreamSource",
-                "file": d.path(&format!("in{i}.txt")),
-                "topic": topic,
-                "producer.override.client.id": client,
-                "producer.override.batch.size": "16384",
-                "source.max.inflight.records": "1000",
-            }),
+            &format!("in{i}.txt"),
+            &topic,
+            client,
+            1000,
         );
     }
     d.create(
@@ -1096,18 +1117,7 @@ fn an_offsets_reset_while_a_task_is_stopping_is_refused_with_409_on_real_kafka()
     d.start_worker_with(extra);
     d.start_worker_with(extra);
     let topic = format!("lines{}", d.unique);
-    d.create(
-        0,
-        "source",
-        serde_json::json!({
-            "connector.class": "FileStreamSource",
-            "file": d.path("in.txt"),
-            "topic": topic,
-            "producer.override.client.id": client,
-            "producer.override.batch.size": "16384",
-            "source.max.inflight.records": "1500",
-        }),
-    );
+    d.create_throttled_source("source", "in.txt", &topic, &client, 1500);
     d.create(
         0,
         "sink",

@@ -1490,7 +1490,7 @@ mod tests {
         config.heartbeat_interval = Duration::from_millis(1000);
         config.fence_lead = Duration::from_millis(3000);
         let start = Instant::now();
-        let state = |_leads: bool| State {
+        let state = || State {
             phase: MemberPhase::Stable,
             generation: 1,
             member_id: "m".into(),
@@ -1506,7 +1506,7 @@ mod tests {
         let shared = Shared {
             config: config.clone(),
             events: tx.clone(),
-            state: Mutex::new(state(false)),
+            state: Mutex::new(state()),
             coordinator_unreachable: AtomicBool::new(false),
         };
         // A follower too: its lead early (its lost work may be handed out
@@ -1521,7 +1521,7 @@ mod tests {
         );
         assert!(rx.try_recv().is_ok());
         // A leader: its lead early.
-        *shared.lock() = state(true);
+        *shared.lock() = state();
         assert_eq!(
             shared.check_fence(start + Duration::from_millis(6_900)),
             None
@@ -1536,7 +1536,7 @@ mod tests {
         let shared = Shared {
             config,
             events: tx,
-            state: Mutex::new(state(true)),
+            state: Mutex::new(state()),
             coordinator_unreachable: AtomicBool::new(false),
         };
         assert_eq!(

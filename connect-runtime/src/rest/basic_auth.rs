@@ -158,7 +158,7 @@ impl BasicAuth {
         })?;
         let auth = BasicAuth::from_file(Path::new(&file));
         // Read once now: a missing credentials file stops the start.
-        auth.users()
+        auth.with_users(|_| ())
             .map_err(|why| ConnectError::config(EXTENSIONS_KEY, why))?;
         Ok(Some(auth))
     }
@@ -169,19 +169,22 @@ impl BasicAuth {
         let Some((user, password)) = authorization.and_then(basic_credentials) else {
             return false;
         };
-        let Ok(users) = self.users() else {
-            return false;
-        };
         // Compared in constant time, and a comparison also for an
         // unknown user, so the answer's timing says nothing.
-        let expected = users.get(&user);
-        let stored = expected.map_or(&[][..], |p| p.as_bytes());
-        let same: bool = stored.ct_eq(password.as_bytes()).into();
-        expected.is_some() && same
+        self.with_users(|users| {
+            let expected = users.get(&user);
+            let stored = expected.map_or(&[][..], |p| p.as_bytes());
+            let same: bool = stored.ct_eq(password.as_bytes()).into();
+            expected.is_some() && same
+        })
+        .unwrap_or(false)
     }
 
-    /// The users and passwords, read again when the file changed.
-    fn users(&self) -> std::result::Result<HashMap<String, String>, String> {
+    /// `f` of the users and passwords, read again when the file changed.
+    fn with_users<T>(
+        &self,
+        f: impl FnOnce(&HashMap<String, String>) -> T,
+    ) -> std::result::Result<T, String> {
         let meta = std::fs::metadata(&self.file).map_err(|e| {
             format!(
                 "cannot read the credentials file {}: {e}",
@@ -203,7 +206,7 @@ impl BasicAuth {
                 .collect();
             cache.stamp = Some(stamp);
         }
-        Ok(cache.users.clone())
+        Ok(f(&cache.users))
     }
 }
 
