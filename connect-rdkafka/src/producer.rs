@@ -201,7 +201,20 @@ impl Producer for RdProducer {
     }
 
     async fn abort_transaction(&self, timeout: Duration) -> Result<(), KafkaError> {
-        self.blocking(move |p| p.abort_transaction(timeout), "abort_transaction")
+        // librdkafka can fail an abort issued while the transaction's first
+        // records (and the AddPartitionsToTxn they trigger) are still in
+        // flight: the coordinator answers INVALID_TXN_STATE and the producer
+        // is left unusable (confluentinc/librdkafka#4849, seen once in our
+        // CI on Kafka 4.4). Letting those requests finish first closes that
+        // window; records delivered now are aborted with the rest. A flush
+        // that fails (a record already failed, which is why one aborts)
+        // must not stop the abort.
+        let deadline = Instant::now() + timeout;
+        if let Err(e) = self.flush(timeout).await {
+            tracing::debug!(error = %e, "flush before abort_transaction failed; aborting anyway");
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.blocking(move |p| p.abort_transaction(left), "abort_transaction")
             .await
     }
 }
