@@ -29,4 +29,6 @@ pub mod sink;
 pub mod source;
 pub mod status;
 mod task_loop;
+#[cfg(feature = "tls")]
+pub mod tls;
 pub mod worker;

@@ -35,7 +35,7 @@ use connect_runtime::kafka::rdkafka_adapter::RdKafkaCluster;
 use connect_runtime::kafka::{ClientConfig, KafkaCluster};
 use connect_runtime::offsets::KafkaOffsetStore;
 use connect_runtime::properties::load_properties;
-use connect_runtime::rest::{Loggers, RestServer};
+use connect_runtime::rest::{ListenerSpec, Loggers, RestServer};
 use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
 
 use connect_distributed::herder::{ConfigTopic, DistributedConfig, DistributedHerder, StatusTopic};
@@ -96,7 +96,9 @@ struct Setup {
     bootstrap: String,
     /// `host:port` other workers reach this one at (the worker id).
     advertised: String,
-    listener: String,
+    /// `http` or `https`: how the other workers reach it.
+    scheme: &'static str,
+    listeners: Vec<String>,
 }
 
 fn load(args: &[String]) -> Result<Setup, CommandFailure> {
@@ -128,19 +130,46 @@ fn load(args: &[String]) -> Result<Setup, CommandFailure> {
             "{file}: Missing required configuration \"bootstrap.servers\": the workers of a distributed cluster share one Kafka cluster"
         ))
     })?;
-    let listener = worker
-        .listeners()
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "http://127.0.0.1:8083".to_string());
-    let listened = listener
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
+    let listeners = worker.listeners().to_vec();
+    let advertised_scheme = props
+        .get("rest.advertised.listener")
+        .map(|s| s.trim().to_ascii_lowercase())
+        .filter(|s| !s.is_empty());
+    let spec = |l: &String| ListenerSpec::parse("listeners", l).map(|spec| (l.clone(), spec));
+    let parsed: Vec<(String, ListenerSpec)> = listeners
+        .iter()
+        .map(spec)
+        .collect::<Result<_, _>>()
+        .map_err(|e| usage(format!("{file}: {e}")))?;
+    let (listener, listened) = match &advertised_scheme {
+        None => parsed.first().cloned(),
+        Some(scheme) if scheme == "http" || scheme == "https" => parsed
+            .iter()
+            .find(|(_, l)| l.scheme.as_str() == scheme)
+            .cloned()
+            .or_else(|| {
+                tracing::warn!(
+                    "{file}: rest.advertised.listener={scheme} but no {scheme} listener in listeners; advertising the first one"
+                );
+                parsed.first().cloned()
+            }),
+        Some(other) => {
+            return Err(usage(format!(
+                "{file}: Invalid value {other} for configuration rest.advertised.listener: String must be one of: http, https"
+            )))
+        }
+    }
+    .ok_or_else(|| {
+        usage(format!(
+            "{file}: listeners is empty: a distributed worker needs a REST listener, which the other workers reach it at"
+        ))
+    })?;
+    let scheme = listened.scheme.as_str();
     let (host, port) = listened
+        .addr
         .rsplit_once(':')
         .map(|(h, p)| (h.to_string(), p.to_string()))
-        .unwrap_or((listened.clone(), "8083".to_string()));
+        .unwrap_or((listened.addr.clone(), "8083".to_string()));
     if port == "0" {
         return Err(usage(format!(
             "{file}: listeners={listener}: a distributed worker needs a fixed port, which the other workers reach it at"
@@ -170,7 +199,8 @@ fn load(args: &[String]) -> Result<Setup, CommandFailure> {
         distributed,
         bootstrap,
         advertised: format!("{}:{}", host.trim(), port.trim()),
-        listener,
+        scheme,
+        listeners,
     })
 }
 
@@ -245,10 +275,10 @@ async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<()
         status.clone(),
     );
     let herder = DistributedHerder::new(worker, configs, status, setup.distributed.clone());
-    let rest = RestServer::start(Arc::new(herder.clone()), &setup.listener, loggers)
+    let rest = RestServer::start_all(Arc::new(herder.clone()), &setup.listeners, loggers)
         .await
         .map_err(|e| failure(format!("{file}: {e}")))?;
-    if let Err(e) = herder.start(&format!("http://{}/", setup.advertised)) {
+    if let Err(e) = herder.start(&format!("{}://{}/", setup.scheme, setup.advertised)) {
         rest.stop().await;
         return Err(failure(format!("{file}: {e}")));
     }

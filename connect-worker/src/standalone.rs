@@ -186,18 +186,12 @@ async fn run(
             setup.worker_file
         ))
     })?;
-    let listener = setup
-        .worker
-        .listeners()
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "http://127.0.0.1:8083".to_string());
     let (_kafka, cluster) = connect_kafka(&setup)?;
     let worker = Worker::new(setup.worker.clone(), plugins, cluster, Arc::new(offsets));
     // The REST API and the command line's connectors both go through the
     // herder seam.
     let herder = StandaloneHerder::new(worker.clone());
-    let rest = RestServer::start(Arc::new(herder.clone()), &listener, loggers)
+    let rest = RestServer::start_all(Arc::new(herder.clone()), setup.worker.listeners(), loggers)
         .await
         .map_err(|e| failure(format!("{}: {e}", setup.worker_file)))?;
     for (name, config) in setup.connectors {

@@ -1,23 +1,12 @@
-//! TLS for the group connection, with OpenSSL: the library librdkafka
-//! uses for the data clients, so both read the same PEM and PKCS#12
-//! files (encrypted keys included) and verify brokers the same way.
-//!
-//! A given truststore replaces the system's roots, as in Java: only the
-//! certificates it holds are trusted.
+//! TLS for the group connection, with the stores read by
+//! [`connect_runtime::tls`] (OpenSSL, as librdkafka's data clients), so
+//! every client reads the same files and verifies brokers the same way.
 
-use std::path::Path;
 use std::pin::Pin;
 
-use connect_runtime::kafka::security::{
-    KeyStore, TlsConfig, TrustStore, SSL_KEYSTORE_CERTIFICATE_CHAIN_CONFIG,
-    SSL_KEYSTORE_KEY_CONFIG, SSL_KEYSTORE_LOCATION_CONFIG, SSL_KEY_PASSWORD_CONFIG,
-    SSL_TRUSTSTORE_CERTIFICATES_CONFIG, SSL_TRUSTSTORE_LOCATION_CONFIG,
-};
-use openssl::pkcs12::Pkcs12;
-use openssl::pkey::{PKey, Private};
+use connect_runtime::kafka::security::TlsConfig;
 use openssl::ssl::{ErrorCode, SslConnector, SslMethod};
-use openssl::x509::store::X509StoreBuilder;
-use openssl::x509::{X509VerifyResult, X509};
+use openssl::x509::X509VerifyResult;
 use tokio::net::TcpStream;
 use tokio_openssl::SslStream;
 
@@ -38,139 +27,19 @@ impl std::fmt::Debug for TlsConnector {
     }
 }
 
-fn setup(key: &'static str, message: impl std::fmt::Display) -> GroupError {
-    GroupError::TlsSetup {
-        key,
-        message: message.to_string(),
-    }
-}
-
-fn read(key: &'static str, path: &Path) -> Result<Vec<u8>, GroupError> {
-    std::fs::read(path).map_err(|e| setup(key, format!("cannot read {}: {e}", path.display())))
-}
-
-fn certificates(key: &'static str, pem: &[u8]) -> Result<Vec<X509>, GroupError> {
-    let certs =
-        X509::stack_from_pem(pem).map_err(|e| setup(key, format!("not PEM certificates: {e}")))?;
-    if certs.is_empty() {
-        return Err(setup(key, "holds no PEM certificate"));
-    }
-    Ok(certs)
-}
-
-fn private_key(
-    key: &'static str,
-    pem: &[u8],
-    password: Option<&str>,
-) -> Result<PKey<Private>, GroupError> {
-    match password {
-        Some(p) => PKey::private_key_from_pem_passphrase(pem, p.as_bytes()).map_err(|e| {
-            setup(
-                key,
-                format!("cannot read the private key with {SSL_KEY_PASSWORD_CONFIG}: {e}"),
-            )
-        }),
-        None => PKey::private_key_from_pem(pem).map_err(|e| {
-            setup(
-                key,
-                format!(
-                    "no readable PEM private key (if it is encrypted, set \
-                     {SSL_KEY_PASSWORD_CONFIG}): {e}"
-                ),
-            )
-        }),
-    }
-}
-
 impl TlsConnector {
     /// Reads the stores named by `tls`; a file that cannot be read or
     /// parsed is an error naming its key.
     pub(crate) fn new(tls: &TlsConfig) -> Result<TlsConnector, GroupError> {
-        let mut b = SslConnector::builder(SslMethod::tls_client())
-            .map_err(|e| setup("security.protocol", format!("OpenSSL: {e}")))?;
-        let trusted = match &tls.trust {
-            TrustStore::SystemDefault => None,
-            TrustStore::PemFile(p) => Some((
-                SSL_TRUSTSTORE_LOCATION_CONFIG,
-                read(SSL_TRUSTSTORE_LOCATION_CONFIG, p)?,
-            )),
-            TrustStore::PemInline(pem) => {
-                Some((SSL_TRUSTSTORE_CERTIFICATES_CONFIG, pem.as_bytes().to_vec()))
-            }
-        };
-        if let Some((key, pem)) = trusted {
-            let mut store = X509StoreBuilder::new().map_err(|e| setup(key, e))?;
-            for cert in certificates(key, &pem)? {
-                store.add_cert(cert).map_err(|e| setup(key, e))?;
-            }
-            b.set_cert_store(store.build());
-        }
-        let password = tls.key_password.as_deref();
-        let identity = match &tls.identity {
-            None => None,
-            Some(KeyStore::PemFile(p)) => {
-                const K: &str = SSL_KEYSTORE_LOCATION_CONFIG;
-                let pem = read(K, p)?;
-                Some((K, certificates(K, &pem)?, private_key(K, &pem, password)?))
-            }
-            Some(KeyStore::PemInline {
-                certificate_chain,
-                key,
-            }) => Some((
-                SSL_KEYSTORE_KEY_CONFIG,
-                certificates(
-                    SSL_KEYSTORE_CERTIFICATE_CHAIN_CONFIG,
-                    certificate_chain.as_bytes(),
-                )?,
-                private_key(SSL_KEYSTORE_KEY_CONFIG, key.as_bytes(), password)?,
-            )),
-            Some(KeyStore::Pkcs12File { location, password }) => {
-                const K: &str = SSL_KEYSTORE_LOCATION_CONFIG;
-                let der = read(K, location)?;
-                let parsed = Pkcs12::from_der(&der)
-                    .and_then(|p| p.parse2(password.as_deref().unwrap_or_default()))
-                    .map_err(|e| {
-                        setup(
-                            K,
-                            format!(
-                                "cannot open the PKCS#12 file {} (check \
-                                 ssl.keystore.password): {e}",
-                                location.display()
-                            ),
-                        )
-                    })?;
-                let (Some(cert), Some(key)) = (parsed.cert, parsed.pkey) else {
-                    return Err(setup(
-                        K,
-                        "the PKCS#12 file holds no certificate with its private key",
-                    ));
-                };
-                let mut chain = vec![cert];
-                chain.extend(parsed.ca.into_iter().flatten());
-                Some((K, chain, key))
-            }
-        };
-        if let Some((key, chain, pkey)) = identity {
-            let mut chain = chain.into_iter();
-            if let Some(leaf) = chain.next() {
-                b.set_certificate(&leaf).map_err(|e| setup(key, e))?;
-            }
-            for extra in chain {
-                b.add_extra_chain_cert(extra).map_err(|e| setup(key, e))?;
-            }
-            b.set_private_key(&pkey).map_err(|e| {
-                setup(
-                    key,
-                    format!("cannot use the private key (does it match the certificate?): {e}"),
-                )
+        let mut b =
+            SslConnector::builder(SslMethod::tls_client()).map_err(|e| GroupError::TlsSetup {
+                key: "security.protocol",
+                message: format!("OpenSSL: {e}"),
             })?;
-            b.check_private_key().map_err(|e| {
-                setup(
-                    key,
-                    format!("the private key does not match the certificate: {e}"),
-                )
-            })?;
-        }
+        connect_runtime::tls::configure(&mut b, tls).map_err(|e| GroupError::TlsSetup {
+            key: e.key,
+            message: e.message,
+        })?;
         Ok(TlsConnector {
             connector: b.build(),
             verify_hostname: tls.verify_hostname,
@@ -270,13 +139,17 @@ fn host_of(addr: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use connect_runtime::kafka::security::{KeyStore, TrustStore};
     use openssl::asn1::Asn1Time;
     use openssl::bn::{BigNum, MsbOption};
     use openssl::ec::{EcGroup, EcKey};
     use openssl::hash::MessageDigest;
     use openssl::nid::Nid;
+    use openssl::pkey::{PKey, Private};
     use openssl::ssl::{Ssl, SslAcceptor, SslVerifyMode};
     use openssl::x509::extension::{BasicConstraints, SubjectAlternativeName};
+    use openssl::x509::store::X509StoreBuilder;
+    use openssl::x509::X509;
     use openssl::x509::{X509Builder, X509NameBuilder};
     use tokio::net::TcpListener;
 

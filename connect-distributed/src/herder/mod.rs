@@ -40,7 +40,7 @@ use connect_runtime::herder::{
     check_connector_config, validate_connector_config, ExactlyOnceSource, Herder, InternalRefusal,
     RequestOwner, WorkerRules, REBALANCE_WAIT,
 };
-use connect_runtime::rest::client;
+use connect_runtime::rest::RestClient;
 use connect_runtime::status::{State, StatusStore};
 use connect_runtime::worker::offset_admin::{ConnectorOffsets, OffsetChange};
 use connect_runtime::worker::{
@@ -148,9 +148,16 @@ struct Shared {
     /// as leader (assigned, held or being revoked): their tasks may run
     /// somewhere until a later round, so their offsets may not change.
     placed: Mutex<BTreeSet<String>>,
+    /// Requests to other workers, over https with the worker's trust
+    /// settings when it has any; set by `start`.
+    client: std::sync::OnceLock<RestClient>,
 }
 
 impl Shared {
+    fn client(&self) -> RestClient {
+        self.client.get().cloned().unwrap_or_default()
+    }
+
     fn view(&self) -> View {
         match self.view.lock() {
             Ok(v) => v.clone(),
@@ -214,7 +221,10 @@ impl Shared {
             leader.trim_end_matches('/'),
             url_segment(name)
         );
-        let reply = client::send("POST", &url, body, &headers, Duration::from_secs(30)).await?;
+        let reply = self
+            .client()
+            .send("POST", &url, body, &headers, Duration::from_secs(30))
+            .await?;
         if (200..300).contains(&reply.status) {
             Ok(())
         } else {
@@ -404,6 +414,7 @@ impl DistributedHerder {
                 url: Mutex::new(String::new()),
                 left: watch::channel(false).0,
                 placed: Mutex::new(BTreeSet::new()),
+                client: std::sync::OnceLock::new(),
             }),
             stop: Arc::new(watch::channel(false).0),
         }
@@ -413,6 +424,8 @@ impl DistributedHerder {
     /// reachable by the other workers), and start the herder loop on the
     /// current tokio runtime.
     pub fn start(&self, url: &str) -> Result<()> {
+        let client = RestClient::from_worker(self.shared.worker.config().originals())?;
+        let _ = self.shared.client.set(client);
         let url = if url.ends_with('/') {
             url.to_string()
         } else {
@@ -508,20 +521,23 @@ impl DistributedHerder {
             .map(|s| s.worker_id)
             .unwrap_or_default();
         let me = self.shared.url();
-        let me = me
-            .trim_start_matches("http://")
-            .trim_start_matches("https://")
-            .trim_end_matches('/');
+        // Workers of a cluster share a scheme: the owner is reached with
+        // the one this worker advertises.
+        let (scheme, me) = me.split_once("://").unwrap_or(("http", &me));
+        let me = me.trim_end_matches('/');
         if owner.is_empty() || owner == me {
             return Err(not_running_here(name, task));
         }
         // forward=false: the owner restarts it or answers 409, never
         // forwards again (Kafka's bound on hops).
         let url = format!(
-            "http://{owner}/connectors/{}/tasks/{task}/restart?forward=false",
+            "{scheme}://{owner}/connectors/{}/tasks/{task}/restart?forward=false",
             url_segment(name)
         );
-        let reply = client::send("POST", &url, Vec::new(), &[], Duration::from_secs(30))
+        let reply = self
+            .shared
+            .client()
+            .send("POST", &url, Vec::new(), &[], Duration::from_secs(30))
             .await
             .map_err(|e| {
                 ConnectError::conflict(format!(

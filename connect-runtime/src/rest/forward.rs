@@ -153,7 +153,10 @@ pub(super) async fn to_leader(
             parts.uri.path()
         );
         tracing::debug!(%method, %url, "forwarding a leader-only request to the leader");
-        let sent = super::client::send(&method, &url, body.to_vec(), &[], FORWARD_TIMEOUT).await;
+        let sent = state
+            .client
+            .send(&method, &url, body.to_vec(), &[], FORWARD_TIMEOUT)
+            .await;
         let placed = sent.as_ref().is_ok_and(|reply| !not_placed(reply));
         if !placed && Instant::now() < deadline {
             // The leader went away or stopped leading: the next one, if

@@ -26,6 +26,7 @@ pub mod client;
 mod connectors;
 mod error;
 mod forward;
+mod listener;
 mod loggers;
 mod plugins;
 
@@ -39,11 +40,18 @@ use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use connect_api::{ConnectError, Result};
 use serde_json::json;
-use tokio::sync::oneshot;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use basic_auth::{BasicAuth, BASIC_AUTH_EXTENSION, EXTENSIONS_KEY, JAAS_KEY};
+pub use client::RestClient;
+pub use listener::{
+    ClientAuth, HttpsConnector, HttpsSettings, ListenerSpec, Scheme, ADMIN_HTTPS_PREFIX,
+    HTTPS_PREFIX,
+};
+
 pub use error::ApiError;
+use listener::TlsListener;
 pub use loggers::{LevelSetter, Loggers};
 
 use crate::herder::Herder;
@@ -53,6 +61,8 @@ struct AppState {
     herder: Arc<dyn Herder>,
     loggers: Loggers,
     ready: AtomicBool,
+    /// Requests to other workers (forwarding to the leader).
+    client: RestClient,
 }
 
 type Shared = Arc<AppState>;
@@ -64,14 +74,19 @@ type Shared = Arc<AppState>;
 /// ([`BasicAuth::from_worker`]); when that cannot be set up, every request
 /// is refused with a 500 naming why, never served without it.
 pub fn router(herder: Arc<dyn Herder>, loggers: Loggers) -> Router {
-    let auth = BasicAuth::from_worker(herder.config().originals());
-    let state = Arc::new(AppState {
-        herder,
-        loggers,
-        ready: AtomicBool::new(true),
-    });
-    match auth {
-        Ok(auth) => routes(state, auth.map(Arc::new)),
+    let config = herder.config().originals();
+    let setup = BasicAuth::from_worker(config)
+        .and_then(|auth| Ok((auth, RestClient::from_worker(config)?)));
+    match setup {
+        Ok((auth, client)) => {
+            let state = Arc::new(AppState {
+                herder,
+                loggers,
+                ready: AtomicBool::new(true),
+                client,
+            });
+            routes(state, auth.map(Arc::new), Endpoints::All)
+        }
         Err(e) => {
             let why = e.to_string();
             Router::new().fallback(move || {
@@ -82,8 +97,52 @@ pub fn router(herder: Arc<dyn Herder>, loggers: Loggers) -> Router {
     }
 }
 
-fn routes(state: Shared, auth: Option<Arc<BasicAuth>>) -> Router {
-    let api = Router::new()
+/// Which endpoints a listener serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Endpoints {
+    /// The whole API (no `admin.listeners` set).
+    All,
+    /// All but `/admin` (`admin.listeners` set, empty or not).
+    WithoutAdmin,
+    /// Only `/admin` (an `admin.listeners` listener).
+    AdminOnly,
+}
+
+fn routes(state: Shared, auth: Option<Arc<BasicAuth>>, endpoints: Endpoints) -> Router {
+    let mut api = Router::new();
+    if endpoints != Endpoints::AdminOnly {
+        api = api_routes(api);
+    }
+    if endpoints != Endpoints::WithoutAdmin {
+        api = api.route("/admin/loggers", get(loggers::list)).route(
+            "/admin/loggers/{logger}",
+            get(loggers::get_one).put(loggers::set),
+        );
+    }
+    let api = api
+        .layer(axum::middleware::from_fn(answer_panics))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            forward::to_leader,
+        ))
+        .layer(axum::middleware::from_fn(log_request))
+        .layer(axum::middleware::from_fn(run_to_the_end))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state);
+    match auth {
+        // Outermost: nothing runs for a request without credentials.
+        Some(auth) => api.layer(axum::middleware::from_fn_with_state(
+            auth,
+            basic_auth::require,
+        )),
+        None => api,
+    }
+}
+
+/// Every endpoint but `/admin`.
+fn api_routes(router: Router<Shared>) -> Router<Shared> {
+    router
         .route("/", get(root))
         .route("/health", get(health))
         .route("/metrics", get(metrics))
@@ -136,29 +195,6 @@ fn routes(state: Shared, auth: Option<Arc<BasicAuth>>) -> Router {
                 .patch(connectors::alter_offsets)
                 .delete(connectors::reset_offsets),
         )
-        .route("/admin/loggers", get(loggers::list))
-        .route(
-            "/admin/loggers/{logger}",
-            get(loggers::get_one).put(loggers::set),
-        )
-        .layer(axum::middleware::from_fn(answer_panics))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            forward::to_leader,
-        ))
-        .layer(axum::middleware::from_fn(log_request))
-        .layer(axum::middleware::from_fn(run_to_the_end))
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state);
-    match auth {
-        // Outermost: nothing runs for a request without credentials.
-        Some(auth) => api.layer(axum::middleware::from_fn_with_state(
-            auth,
-            basic_auth::require,
-        )),
-        None => api,
-    }
 }
 
 /// Plugin code runs inside some handlers (a connector's `config_def`, a
@@ -283,77 +319,170 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
     )
 }
 
-/// The REST server of a worker, running on the caller's tokio runtime.
+/// The REST server of a worker, running on the caller's tokio runtime:
+/// one axum server per listener, all over the same herder.
 pub struct RestServer {
-    addr: SocketAddr,
+    listeners: Vec<Bound>,
+    admin: Vec<Bound>,
     state: Shared,
-    shutdown: oneshot::Sender<()>,
-    handle: JoinHandle<()>,
+    shutdown: watch::Sender<bool>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+/// A listener once bound.
+#[derive(Debug, Clone, Copy)]
+struct Bound {
+    scheme: Scheme,
+    addr: SocketAddr,
+}
+
+impl Bound {
+    fn url(&self) -> String {
+        format!("{}://{}", self.scheme.as_str(), self.addr)
+    }
 }
 
 impl std::fmt::Debug for RestServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RestServer")
-            .field("addr", &self.addr)
+            .field("listeners", &self.listeners)
+            .field("admin", &self.admin)
             .finish()
     }
 }
 
+/// `admin.listeners`: where the `/admin` endpoints are served.
+const ADMIN_LISTENERS: &str = "admin.listeners";
+
 impl RestServer {
-    /// Bind `listener` (`http://host:port`; an empty host means all
-    /// interfaces, port 0 a free port) and serve. `/health` answers 503
-    /// until [`set_ready`](RestServer::set_ready).
+    /// Bind `listener` (`http://host:port` or `https://host:port`; an
+    /// empty host means all interfaces, port 0 a free port) and serve.
+    /// `/health` answers 503 until [`set_ready`](RestServer::set_ready).
     pub async fn start(
         herder: Arc<dyn Herder>,
         listener: &str,
         loggers: Loggers,
     ) -> Result<RestServer> {
-        let addr = parse_listener(listener)?;
-        let tcp = tokio::net::TcpListener::bind(&addr).await.map_err(|e| {
-            ConnectError::config(
+        Self::start_all(herder, &[listener.to_string()], loggers).await
+    }
+
+    /// Bind every one of `listeners` (a worker's `listeners`) and serve
+    /// the API on each, as [`start`](RestServer::start) does for one. The
+    /// worker's `admin.listeners`, when set, moves the `/admin` endpoints
+    /// to listeners of their own (none if it is empty), as in Kafka.
+    /// https listeners take their stores from `listeners.https.ssl.*`
+    /// (`admin.listeners.https.ssl.*`), or the worker's `ssl.*` keys.
+    pub async fn start_all(
+        herder: Arc<dyn Herder>,
+        listeners: &[String],
+        loggers: Loggers,
+    ) -> Result<RestServer> {
+        let config = herder.config().originals();
+        let main: Vec<ListenerSpec> = listeners
+            .iter()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| ListenerSpec::parse("listeners", l))
+            .collect::<Result<_>>()?;
+        if main.is_empty() {
+            return Err(ConnectError::config(
                 "listeners",
-                format!("cannot listen on {listener} ({addr}): {e}; is another worker running? Choose another port with listeners=http://127.0.0.1:PORT"),
-            )
-        })?;
-        let addr = tcp
-            .local_addr()
-            .map_err(|e| ConnectError::other(format!("listener address: {e}")))?;
-        herder.set_listener_address(addr);
-        let auth = BasicAuth::from_worker(herder.config().originals())?.map(Arc::new);
+                "no REST listener given: set listeners=http://HOST:PORT",
+            ));
+        }
+        let admin: Option<Vec<ListenerSpec>> = config
+            .get(ADMIN_LISTENERS)
+            .map(|list| {
+                list.split(',')
+                    .filter(|l| !l.trim().is_empty())
+                    .map(|l| ListenerSpec::parse(ADMIN_LISTENERS, l))
+                    .collect::<Result<_>>()
+            })
+            .transpose()?;
+        let auth = BasicAuth::from_worker(config)?.map(Arc::new);
+        let client = RestClient::from_worker(config)?;
+        let main_tcp = bind_all(&main, HTTPS_PREFIX, config).await?;
+        let admin_tcp = match &admin {
+            Some(specs) => bind_all(specs, ADMIN_HTTPS_PREFIX, config).await?,
+            None => Vec::new(),
+        };
+        herder.set_listener_address(main_tcp[0].0.addr);
         let state = Arc::new(AppState {
             herder,
             loggers,
             ready: AtomicBool::new(false),
+            client,
         });
-        let app = routes(state.clone(), auth);
-        let (tx, rx) = oneshot::channel::<()>();
-        let handle = tokio::spawn(async move {
-            let served = axum::serve(tcp, app)
-                .with_graceful_shutdown(async {
-                    let _ = rx.await;
-                })
-                .await;
-            if let Err(e) = served {
-                tracing::error!(error = %e, "REST server failed");
-            }
-        });
-        tracing::info!("REST API listening on http://{addr}");
+        let (shutdown, stopping) = watch::channel(false);
+        let mut handles = Vec::new();
+        let (main_endpoints, admin_endpoints) = match admin {
+            None => (Endpoints::All, Endpoints::AdminOnly),
+            Some(_) => (Endpoints::WithoutAdmin, Endpoints::AdminOnly),
+        };
+        let mut serve = |bound: Bound, tcp: Accepting, endpoints: Endpoints| {
+            let app = routes(state.clone(), auth.clone(), endpoints);
+            let mut stopping = stopping.clone();
+            let stop = async move {
+                let _ = stopping.wait_for(|stop| *stop).await;
+            };
+            handles.push(tokio::spawn(async move {
+                let served = match tcp {
+                    Accepting::Plain(tcp) => {
+                        axum::serve(tcp, app).with_graceful_shutdown(stop).await
+                    }
+                    Accepting::Tls(tls) => axum::serve(tls, app).with_graceful_shutdown(stop).await,
+                };
+                if let Err(e) = served {
+                    tracing::error!(error = %e, listener = %bound.url(), "REST server failed");
+                }
+            }));
+            tracing::info!(
+                "REST API{} listening on {}",
+                if endpoints == Endpoints::AdminOnly {
+                    " (admin)"
+                } else {
+                    ""
+                },
+                bound.url()
+            );
+            bound
+        };
+        let listeners = main_tcp
+            .into_iter()
+            .map(|(bound, tcp)| serve(bound, tcp, main_endpoints))
+            .collect();
+        let admin = admin_tcp
+            .into_iter()
+            .map(|(bound, tcp)| serve(bound, tcp, admin_endpoints))
+            .collect();
         Ok(RestServer {
-            addr,
+            listeners,
+            admin,
             state,
-            shutdown: tx,
-            handle,
+            shutdown,
+            handles,
         })
     }
 
-    /// The bound address.
+    /// The bound address of the first listener.
     pub fn local_addr(&self) -> SocketAddr {
-        self.addr
+        self.listeners[0].addr
     }
 
-    /// `http://<bound address>`.
+    /// `http://<bound address>` (or `https://`) of the first listener.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.listeners[0].url()
+    }
+
+    /// The URLs of every listener serving the API, in the order of
+    /// `listeners`.
+    pub fn urls(&self) -> Vec<String> {
+        self.listeners.iter().map(Bound::url).collect()
+    }
+
+    /// The URLs of the `admin.listeners` (empty when that is not set or
+    /// empty).
+    pub fn admin_urls(&self) -> Vec<String> {
+        self.admin.iter().map(Bound::url).collect()
     }
 
     /// Startup is complete: `/health` answers 200.
@@ -363,49 +492,70 @@ impl RestServer {
 
     /// Stop accepting requests and wait for in-flight ones.
     pub async fn stop(self) {
-        let _ = self.shutdown.send(());
-        let _ = self.handle.await;
+        let _ = self.shutdown.send(true);
+        for handle in self.handles {
+            let _ = handle.await;
+        }
     }
 }
 
-/// `http://host:port` as a socket address; `https` is not supported.
-fn parse_listener(listener: &str) -> Result<String> {
-    let bad = |why: &str| {
-        ConnectError::config(
-            "listeners",
-            format!("invalid listener '{listener}': {why} (expected http://HOST:PORT, e.g. http://127.0.0.1:8083)"),
-        )
-    };
-    let rest = listener
-        .trim()
-        .strip_prefix("http://")
-        .ok_or_else(|| bad("only http:// listeners are supported"))?;
-    let rest = rest.trim_end_matches('/');
-    let (host, port) = rest.rsplit_once(':').ok_or_else(|| bad("missing port"))?;
-    let port: u16 = port
-        .parse()
-        .map_err(|_| bad("the port is not a number 0-65535"))?;
-    let host = match host {
-        "" => "0.0.0.0",
-        h => h,
-    };
-    Ok(format!("{host}:{port}"))
+/// A bound listener before it serves.
+enum Accepting {
+    Plain(tokio::net::TcpListener),
+    Tls(TlsListener),
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn listeners() {
-        assert_eq!(
-            parse_listener("http://127.0.0.1:8083").unwrap(),
-            "127.0.0.1:8083"
-        );
-        assert_eq!(parse_listener("http://:8083").unwrap(), "0.0.0.0:8083");
-        assert_eq!(parse_listener("http://[::1]:0/").unwrap(), "[::1]:0");
-        assert!(parse_listener("https://x:1").is_err());
-        assert!(parse_listener("http://x").is_err());
-        assert!(parse_listener("http://x:99999").is_err());
+/// Binds `specs`; the https ones with the stores under `prefix`.
+async fn bind_all(
+    specs: &[ListenerSpec],
+    prefix: &'static str,
+    config: &connect_api::ConfigMap,
+) -> Result<Vec<(Bound, Accepting)>> {
+    let key = if prefix == HTTPS_PREFIX {
+        "listeners"
+    } else {
+        ADMIN_LISTENERS
+    };
+    let mut acceptor = None;
+    let mut bound = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let tcp = tokio::net::TcpListener::bind(&spec.addr)
+            .await
+            .map_err(|e| {
+                ConnectError::config(
+                    key,
+                    format!(
+                        "cannot listen on {}://{}: {e}; is another worker running? Choose another \
+                     port with {key}={}://127.0.0.1:PORT",
+                        spec.scheme.as_str(),
+                        spec.addr,
+                        spec.scheme.as_str()
+                    ),
+                )
+            })?;
+        let addr = tcp
+            .local_addr()
+            .map_err(|e| ConnectError::other(format!("listener address: {e}")))?;
+        let accepting = match spec.scheme {
+            Scheme::Http => Accepting::Plain(tcp),
+            Scheme::Https => {
+                if acceptor.is_none() {
+                    acceptor = Some(HttpsSettings::from_worker(config, prefix)?.acceptor()?);
+                }
+                let acceptor = acceptor.clone().expect("set just above");
+                Accepting::Tls(
+                    TlsListener::new(tcp, acceptor)
+                        .map_err(|e| ConnectError::other(format!("listener address: {e}")))?,
+                )
+            }
+        };
+        bound.push((
+            Bound {
+                scheme: spec.scheme,
+                addr,
+            },
+            accepting,
+        ));
     }
+    Ok(bound)
 }

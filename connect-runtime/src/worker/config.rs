@@ -60,7 +60,9 @@ pub fn worker_config_def() -> ConfigDef {
         .define(ConfigKey::new("offset.storage.file.filename", ConfigType::String).optional().importance(Importance::Low).group(G, 8)
             .doc("File to store source offsets in (standalone mode). Plain JSON, written atomically."))
         .define(ConfigKey::new("listeners", ConfigType::List).default(vec!["http://127.0.0.1:8083".to_string()]).importance(Importance::Low).group(G, 9)
-            .doc("REST API listeners. Unlike Kafka Connect (all interfaces), the default binds loopback only: http://127.0.0.1:8083."))
+            .doc("REST API listeners, http://HOST:PORT or https://HOST:PORT (stores from listeners.https.ssl.*, or ssl.*). Unlike Kafka Connect (all interfaces), the default binds loopback only: http://127.0.0.1:8083."))
+        .define(ConfigKey::new("admin.listeners", ConfigType::List).optional().importance(Importance::Low).group(G, 9)
+            .doc("Listeners of the /admin endpoints, as listeners (https ones with admin.listeners.https.ssl.*). Unset: on listeners; empty: disabled."))
         .define(ConfigKey::new("plugin.path", ConfigType::List).optional().importance(Importance::Low).group(G, 10)
             .doc("Accepted for compatibility and ignored: Rust has no class loading, plugins are compiled into the worker binary and registered by name."))
         .define(ConfigKey::new("config.providers", ConfigType::List).default(Vec::<String>::new()).importance(Importance::Low).group(G, 11)
@@ -108,6 +110,7 @@ const PASS_THROUGH_PREFIXES: &[&str] = &[
     "admin.",
     "config.providers.",
     "internal.",
+    "listeners.https.",
 ];
 
 /// A parsed worker configuration.
@@ -231,8 +234,13 @@ impl WorkerConfig {
     }
     /// `admin.*` keys, prefix removed, plus `bootstrap.servers` and the
     /// worker-level security keys.
+    ///
+    /// `admin.listeners` and `admin.listeners.https.*` are the REST admin
+    /// listeners' keys, not the admin client's: left out.
     pub fn admin_props(&self) -> ConfigMap {
-        self.client_props("admin.")
+        let mut props = self.client_props("admin.");
+        props.retain(|k, _| k != "listeners" && !k.starts_with("listeners."));
+        props
     }
     /// `<prefix>*` keys, prefix removed, plus the worker-level
     /// `bootstrap.servers` and security keys (`security.protocol`,

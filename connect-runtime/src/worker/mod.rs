@@ -248,7 +248,11 @@ impl Worker {
         let worker_id = config
             .listeners()
             .first()
-            .map(|l| l.trim_start_matches("http://").to_string())
+            .map(|l| {
+                l.trim_start_matches("http://")
+                    .trim_start_matches("https://")
+                    .to_string()
+            })
             .unwrap_or_else(|| "embedded".to_string());
         let providers = providers::Providers::from_worker(config.originals());
         Worker {
