@@ -1608,6 +1608,69 @@ async fn health_is_503_until_ready() {
     server.stop().await;
 }
 
+/// `admin.listeners` as in Kafka: set, the `/admin` endpoints move to
+/// their own listeners and leave the main ones; empty, they are gone;
+/// several `listeners` all serve the API.
+#[tokio::test]
+async fn admin_listeners_move_or_disable_the_admin_endpoints() {
+    let start = |admin: Option<&str>| {
+        let mut props = ConfigMap::from([
+            ("key.converter", "JsonConverter"),
+            ("value.converter", "JsonConverter"),
+        ]);
+        if let Some(admin) = admin {
+            props.insert("admin.listeners".into(), admin.into());
+        }
+        let worker = StandaloneHerder::new(Worker::new(
+            WorkerConfig::parse(&props).unwrap(),
+            Plugins::with_builtins(),
+            Arc::new(MemoryKafka::new()),
+            Arc::new(MemoryOffsetStore::new()),
+        ));
+        async move {
+            RestServer::start_all(
+                Arc::new(worker),
+                &[
+                    "http://127.0.0.1:0".to_string(),
+                    "http://127.0.0.1:0".to_string(),
+                ],
+                Loggers::in_memory("INFO"),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    // Unset: /admin on every listener.
+    let server = start(None).await;
+    assert_eq!(server.urls().len(), 2);
+    assert!(server.admin_urls().is_empty());
+    for url in server.urls() {
+        assert_eq!(http(&url, "GET", "/admin/loggers", None).await.status, 200);
+        assert_eq!(http(&url, "GET", "/connectors", None).await.status, 200);
+    }
+    server.stop().await;
+    // Set: /admin only on the admin listener, which serves nothing else.
+    let server = start(Some("http://127.0.0.1:0")).await;
+    let admin = &server.admin_urls()[0];
+    assert_eq!(http(admin, "GET", "/admin/loggers", None).await.status, 200);
+    assert_eq!(http(admin, "GET", "/connectors", None).await.status, 404);
+    for url in server.urls() {
+        assert_eq!(http(&url, "GET", "/admin/loggers", None).await.status, 404);
+        assert_eq!(http(&url, "GET", "/connectors", None).await.status, 200);
+    }
+    server.stop().await;
+    // Empty: no /admin anywhere.
+    let server = start(Some("")).await;
+    assert!(server.admin_urls().is_empty());
+    assert_eq!(
+        http(&server.url(), "GET", "/admin/loggers", None)
+            .await
+            .status,
+        404
+    );
+    server.stop().await;
+}
+
 // ------------------------------------------------------------ the herder seam
 
 /// A herder that is not the standalone worker: it answers reads from a

@@ -333,6 +333,45 @@ mod tests {
     }
 
     #[test]
+    fn rest_advertised_listener_picks_the_listener_the_others_reach() {
+        let two = OK.replace(
+            "listeners=http://0.0.0.0:8083",
+            "listeners=http://127.0.0.1:8083,https://127.0.0.1:8443",
+        );
+        let f = write("first.properties", &two);
+        let s = load(&[f]).unwrap();
+        assert_eq!(
+            (s.scheme, s.advertised.as_str()),
+            ("http", "127.0.0.1:8083")
+        );
+        let f = write(
+            "https.properties",
+            &format!("{two}rest.advertised.listener=HTTPS\n"),
+        );
+        let s = load(&[f]).unwrap();
+        assert_eq!(
+            (s.scheme, s.advertised.as_str()),
+            ("https", "127.0.0.1:8443")
+        );
+        let f = write(
+            "bad-adv.properties",
+            &format!("{two}rest.advertised.listener=ftp\n"),
+        );
+        let e = load(&[f]).err().unwrap();
+        assert!(
+            e.message.contains("rest.advertised.listener"),
+            "{}",
+            e.message
+        );
+        let f = write(
+            "bad-listener.properties",
+            &OK.replace("http://0.0.0.0", "tcp://0.0.0.0"),
+        );
+        let e = load(&[f]).err().unwrap();
+        assert!(e.message.contains("listeners"), "{}", e.message);
+    }
+
+    #[test]
     fn bad_files_fail_fast_naming_the_key_and_file() {
         for (drop, key) in [
             ("group.id=g\n", "group.id"),
