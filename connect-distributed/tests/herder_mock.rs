@@ -857,7 +857,8 @@ async fn rest_call(
     body: Option<serde_json::Value>,
 ) -> (u16, serde_json::Value) {
     let body = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-    let reply = connect_runtime::rest::client::send(method, url, body, &[], TIMEOUT)
+    let reply = connect_runtime::rest::RestClient::plain()
+        .send(method, url, body, &[], TIMEOUT)
         .await
         .unwrap_or_else(|e| panic!("{method} {url} got no answer: {e}"));
     let json = serde_json::from_slice(&reply.body).unwrap_or(serde_json::Value::Null);
@@ -1104,7 +1105,8 @@ async fn forwarded_writes_carry_the_users_credentials() {
         let body = body.clone();
         let url = format!("{base}/connectors");
         async move {
-            connect_runtime::rest::client::send("POST", &url, body, &headers, TIMEOUT)
+            connect_runtime::rest::RestClient::plain()
+                .send("POST", &url, body, &headers, TIMEOUT)
                 .await
                 .unwrap()
         }

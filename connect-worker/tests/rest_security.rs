@@ -195,31 +195,53 @@ fn curl(args: &[&str]) -> (i32, u16, String) {
     )
 }
 
-/// An authenticated `curl` trusting the test CA and showing the worker's
+/// `curl`'s arguments to trust the test CA and show the worker's
 /// certificate as its own (for listeners that require one).
-fn curl_as(dir: &Path, user: &str, method: &str, url: &str, body: Option<&str>) -> (u16, String) {
-    let ca = dir.join("ca.pem");
-    let cert = dir.join("worker.pem");
-    let key = dir.join("worker.key");
-    let mut args = vec![
+fn tls_args(dir: &Path) -> Vec<String> {
+    let file = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    [
         "--cacert",
-        ca.to_str().unwrap(),
+        &file("ca.pem"),
         "--cert",
-        cert.to_str().unwrap(),
+        &file("worker.pem"),
         "--key",
-        key.to_str().unwrap(),
-        "-u",
-        user,
-        "-X",
-        method,
-        url,
-        "-H",
-        "Content-Type: application/json",
-    ];
+        &file("worker.key"),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// A `curl` as `user` (`name:password`) with [`tls_args`]: (exit code,
+/// status, body).
+fn try_curl_as(
+    dir: &Path,
+    user: &str,
+    method: &str,
+    url: &str,
+    body: Option<&str>,
+) -> (i32, u16, String) {
+    let mut args = tls_args(dir);
+    args.extend(
+        [
+            "-u",
+            user,
+            "-X",
+            method,
+            url,
+            "-H",
+            "Content-Type: application/json",
+        ]
+        .map(String::from),
+    );
     if let Some(body) = body {
-        args.extend(["-d", body]);
+        args.extend(["-d".to_string(), body.to_string()]);
     }
-    let (exit, status, body) = curl(&args);
+    curl(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// [`try_curl_as`], which must reach the worker: (status, body).
+fn curl_as(dir: &Path, user: &str, method: &str, url: &str, body: Option<&str>) -> (u16, String) {
+    let (exit, status, body) = try_curl_as(dir, user, method, url, body);
     assert_eq!(exit, 0, "curl {method} {url} failed: {body}");
     (status, body)
 }
@@ -231,11 +253,11 @@ fn check_listeners(dir: &Path, https: &str, http: &str, client_auth: bool) {
     // Without the CA, curl refuses the worker's certificate (exit 60).
     let (exit, _, _) = curl(&["-u", &me, &format!("{https}/connectors")]);
     assert_eq!(exit, 60, "curl without the CA must fail the TLS handshake");
-    let ca = dir.join("ca.pem");
-    let (cert, key) = (dir.join("worker.pem"), dir.join("worker.key"));
-    let trusted = ["--cacert", ca.to_str().unwrap()];
+    let tls = tls_args(dir);
+    let tls: Vec<&str> = tls.iter().map(String::as_str).collect();
+    // tls[..2] is the CA alone, without the client certificate.
     let (exit, status, body) =
-        curl(&[&trusted[..], &["-u", &me, &format!("{https}/connectors")]].concat());
+        curl(&[&tls[..2], &["-u", &me, &format!("{https}/connectors")]].concat());
     if client_auth {
         // Without a client certificate the listener refuses the
         // connection, credentials or not.
@@ -247,18 +269,8 @@ fn check_listeners(dir: &Path, https: &str, http: &str, client_auth: bool) {
         assert_eq!((exit, status), (0, 200), "{body}");
     }
     // No or wrong credentials: 401 with Kafka's challenge.
-    let with_cert = [
-        &trusted[..],
-        &[
-            "--cert",
-            cert.to_str().unwrap(),
-            "--key",
-            key.to_str().unwrap(),
-        ],
-    ]
-    .concat();
     let (exit, status, headers) =
-        curl(&[&with_cert[..], &["-i", &format!("{https}/connectors")]].concat());
+        curl(&[&tls[..], &["-i", &format!("{https}/connectors")]].concat());
     assert_eq!((exit, status), (0, 401));
     assert!(
         headers
@@ -387,13 +399,7 @@ fn standalone_over_https_with_basic_auth_keeps_secrets() {
     let http = format!("http://127.0.0.1:{http_port}");
     let me = format!("{USER}:{PASSWORD}");
     wait_for("the worker to answer over https", || {
-        let (exit, status, _) = curl(&[
-            "--cacert",
-            d.join("ca.pem").to_str().unwrap(),
-            "-u",
-            &me,
-            &format!("{https}/health"),
-        ]);
+        let (exit, status, _) = try_curl_as(d, &me, "GET", &format!("{https}/health"), None);
         assert!(
             child.try_wait().unwrap().is_none(),
             "the worker exited: {}",
@@ -466,27 +472,11 @@ fn distributed_over_https_forwards_between_workers_and_keeps_secrets_on_real_kaf
     }
     let https = |i: usize| format!("https://127.0.0.1:{}", nodes[i].1 .0);
     let http = |i: usize| format!("http://127.0.0.1:{}", nodes[i].1 .1);
-    for i in 0..2 {
+    for (i, (node, _)) in nodes.iter().enumerate() {
         wait_for("both workers to answer over https", || {
-            assert!(
-                nodes[i].0.alive(),
-                "a worker exited: {}",
-                nodes[i].0.log_text()
-            );
-            let ca = d.join("ca.pem");
+            assert!(node.alive(), "a worker exited: {}", node.log_text());
             let url = format!("{}/connectors", https(i));
-            let (cert, key) = (d.join("worker.pem"), d.join("worker.key"));
-            let (exit, status, _) = curl(&[
-                "--cacert",
-                ca.to_str().unwrap(),
-                "--cert",
-                cert.to_str().unwrap(),
-                "--key",
-                key.to_str().unwrap(),
-                "-u",
-                &me,
-                &url,
-            ]);
+            let (exit, status, _) = try_curl_as(d, &me, "GET", &url, None);
             (exit == 0 && status == 200).then_some(())
         });
     }

@@ -84,112 +84,91 @@ impl RestClient {
         headers: &[(&str, String)],
         timeout: Duration,
     ) -> Result<HttpReply> {
-        send_with(self.https.as_ref(), method, url, body, headers, timeout).await
-    }
-}
-
-/// [`RestClient::plain`]'s [`send`](RestClient::send): `http://` URLs only.
-pub async fn send(
-    method: &str,
-    url: &str,
-    body: Vec<u8>,
-    headers: &[(&str, String)],
-    timeout: Duration,
-) -> Result<HttpReply> {
-    send_with(None, method, url, body, headers, timeout).await
-}
-
-async fn send_with(
-    https: Option<&HttpsConnector>,
-    method: &str,
-    url: &str,
-    body: Vec<u8>,
-    headers: &[(&str, String)],
-    timeout: Duration,
-) -> Result<HttpReply> {
-    let failed = |why: String| ConnectError::retriable(format!("{method} {url}: {why}"));
-    let uri: hyper::Uri = url.parse().map_err(|e| failed(format!("bad URL: {e}")))?;
-    let tls = match (uri.scheme_str(), https) {
-        (Some("http"), _) => None,
-        (Some("https"), Some(https)) => Some(https),
-        (Some("https"), None) => {
-            return Err(failed(
-                "an https worker URL, and this client has no TLS settings".into(),
-            ))
-        }
-        _ => return Err(failed("worker URLs are http:// or https://".into())),
-    };
-    let host = uri
-        .host()
-        .ok_or_else(|| failed("no host".into()))?
-        .to_string();
-    let port = uri
-        .port_u16()
-        .unwrap_or(if tls.is_some() { 443 } else { 80 });
-    let method = hyper::Method::from_bytes(method.as_bytes())
-        .map_err(|e| failed(format!("bad method: {e}")))?;
-    let work = async {
-        let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
-            .await
-            .map_err(|e| failed(format!("cannot connect: {e}")))?;
-        let mut sender = match tls {
-            None => http1(tcp).await,
-            Some(tls) => {
-                let stream = tls
-                    .connect(&host, tcp)
-                    .await
-                    .map_err(|e| failed(e.to_string()))?;
-                http1(stream).await
+        let https = self.https.as_ref();
+        let failed = |why: String| ConnectError::retriable(format!("{method} {url}: {why}"));
+        let uri: hyper::Uri = url.parse().map_err(|e| failed(format!("bad URL: {e}")))?;
+        let tls = match (uri.scheme_str(), https) {
+            (Some("http"), _) => None,
+            (Some("https"), Some(https)) => Some(https),
+            (Some("https"), None) => {
+                return Err(failed(
+                    "an https worker URL, and this client has no TLS settings".into(),
+                ))
             }
-        }
-        .map_err(|e| failed(format!("handshake: {e}")))?;
-        let mut request = hyper::Request::builder()
-            .method(method)
-            .uri(uri.path_and_query().map_or("/", |p| p.as_str()))
-            .header(hyper::header::HOST, format!("{host}:{port}"))
-            .header(hyper::header::CONTENT_TYPE, "application/json")
-            .header(hyper::header::ACCEPT, "application/json");
-        for (name, value) in headers {
-            request = request.header(*name, value);
-        }
-        let caller = CALLER_AUTHORIZATION.try_with(|a| a.clone()).ok().flatten();
-        if let Some(credentials) = caller {
-            request = request.header(hyper::header::AUTHORIZATION, credentials);
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|e| failed(format!("request: {e}")))?;
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|e| failed(format!("no response: {e}")))?;
-        let header = |name: hyper::header::HeaderName| {
-            response
-                .headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)
+            _ => return Err(failed("worker URLs are http:// or https://".into())),
         };
-        let status = response.status().as_u16();
-        let content_type = header(hyper::header::CONTENT_TYPE);
-        let location = header(hyper::header::LOCATION);
-        let body = response
-            .into_body()
-            .collect()
+        let host = uri
+            .host()
+            .ok_or_else(|| failed("no host".into()))?
+            .to_string();
+        let port = uri
+            .port_u16()
+            .unwrap_or(if tls.is_some() { 443 } else { 80 });
+        let method = hyper::Method::from_bytes(method.as_bytes())
+            .map_err(|e| failed(format!("bad method: {e}")))?;
+        let work = async {
+            let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
+                .await
+                .map_err(|e| failed(format!("cannot connect: {e}")))?;
+            let mut sender = match tls {
+                None => http1(tcp).await,
+                Some(tls) => {
+                    let stream = tls
+                        .connect(&host, tcp)
+                        .await
+                        .map_err(|e| failed(e.to_string()))?;
+                    http1(stream).await
+                }
+            }
+            .map_err(|e| failed(format!("handshake: {e}")))?;
+            let mut request = hyper::Request::builder()
+                .method(method)
+                .uri(uri.path_and_query().map_or("/", |p| p.as_str()))
+                .header(hyper::header::HOST, format!("{host}:{port}"))
+                .header(hyper::header::CONTENT_TYPE, "application/json")
+                .header(hyper::header::ACCEPT, "application/json");
+            for (name, value) in headers {
+                request = request.header(*name, value);
+            }
+            let caller = CALLER_AUTHORIZATION.try_with(|a| a.clone()).ok().flatten();
+            if let Some(credentials) = caller {
+                request = request.header(hyper::header::AUTHORIZATION, credentials);
+            }
+            let request = request
+                .body(Full::new(Bytes::from(body)))
+                .map_err(|e| failed(format!("request: {e}")))?;
+            let response = sender
+                .send_request(request)
+                .await
+                .map_err(|e| failed(format!("no response: {e}")))?;
+            let header = |name: hyper::header::HeaderName| {
+                response
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            let status = response.status().as_u16();
+            let content_type = header(hyper::header::CONTENT_TYPE);
+            let location = header(hyper::header::LOCATION);
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| failed(format!("reading the response: {e}")))?
+                .to_bytes()
+                .to_vec();
+            Ok(HttpReply {
+                status,
+                content_type,
+                location,
+                body,
+            })
+        };
+        tokio::time::timeout(timeout, work)
             .await
-            .map_err(|e| failed(format!("reading the response: {e}")))?
-            .to_bytes()
-            .to_vec();
-        Ok(HttpReply {
-            status,
-            content_type,
-            location,
-            body,
-        })
-    };
-    tokio::time::timeout(timeout, work)
-        .await
-        .map_err(|_| failed(format!("no answer within {timeout:?}")))?
+            .map_err(|_| failed(format!("no answer within {timeout:?}")))?
+    }
 }
 
 /// An HTTP/1.1 connection over `io`, driven on its own task.

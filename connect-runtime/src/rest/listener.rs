@@ -158,7 +158,7 @@ impl HttpsSettings {
             Some(v) if v == "required" => ClientAuth::Required,
             Some(v) => {
                 return Err(ConnectError::config(
-                    &shown(CLIENT_AUTH),
+                    shown(CLIENT_AUTH),
                     format!(
                         "Invalid value {v} for configuration {}: String must be one of: \
                          required, requested, none",
