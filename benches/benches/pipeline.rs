@@ -172,6 +172,7 @@ async fn run_pipeline(cluster: Arc<dyn KafkaCluster>, count: Count) -> Duration 
         producer: cfg(&[("linger.ms", "5")]),
         shutdown_timeout: Duration::from_secs(10),
         metrics: Default::default(),
+        transactions: None,
     };
     let mut partition = SourceMap::new();
     partition.insert("p".into(), 0.into());

@@ -3,4 +3,7 @@
 pub mod submitted;
 pub mod task;
 
-pub use task::{OffsetsInvalidPolicy, SourcePlugins, SourceTaskSettings, WorkerSourceTask};
+pub use task::{
+    OffsetsInvalidPolicy, SourcePlugins, SourceTaskSettings, TransactionBoundary,
+    TransactionSettings, WorkerSourceTask,
+};

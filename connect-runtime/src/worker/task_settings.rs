@@ -65,6 +65,7 @@ impl SourceTaskSettings {
             producer: client_props(worker.producer_props(), connector, "producer.override."),
             shutdown_timeout: worker.shutdown_timeout(),
             metrics: Default::default(),
+            transactions: None,
         })
     }
 }

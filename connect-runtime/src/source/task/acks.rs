@@ -125,6 +125,14 @@ impl WorkerSourceTask {
                 }
                 // A failed task sends nothing more: the record stays
                 // unacknowledged and is polled again after a restart.
+                // Exactly once: a record that did not reach Kafka fails
+                // the transaction, which is aborted with the task.
+                Err(e) if self.transactions.is_some() && !self.failed => {
+                    return Err(ConnectError::from(e).context(format!(
+                        "source task {}: a record of the open transaction was not delivered",
+                        self.settings.id
+                    )));
+                }
                 Err(e) if self.failed => {
                     tracing::debug!(task = %self.settings.id, error = %e,
                         "delivery failed after the task failed; its offset is not committed");

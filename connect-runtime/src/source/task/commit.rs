@@ -79,6 +79,14 @@ impl OffsetWriter {
 impl WorkerSourceTask {
     /// Write committable offsets, then `SourceTask::commit`.
     pub(super) async fn commit_offsets(&mut self) -> Result<()> {
+        // Exactly once: offsets go in the transaction, at its boundary.
+        if self.transactions.is_some() {
+            return if self.commits_per_poll() {
+                Ok(())
+            } else {
+                self.commit_transaction().await
+            };
+        }
         self.process_acks().await?;
         if let Some(reason) = self.offsets.write(&mut self.tracker).await? {
             tracing::warn!(task = %self.settings.id, reason = %reason,
@@ -113,6 +121,15 @@ impl WorkerSourceTask {
 
     /// Flush the producers within `timeout`, process the last acks, commit.
     async fn flush_and_commit(&mut self, timeout: Duration) -> Result<()> {
+        if self.transactions.is_some() {
+            // As Kafka: a stopping task commits its open transaction, a
+            // failed one aborts it.
+            if self.failed {
+                self.abort_transaction().await;
+                return Ok(());
+            }
+            return self.commit_transaction().await;
+        }
         let flushed = self.producer.flush(timeout).await;
         if let Some(d) = &self.dlq_producer {
             let _ = d.flush(timeout).await;

@@ -35,7 +35,7 @@ impl WorkerSourceTask {
         if logged {
             self.pipeline.record_logged();
         }
-        if self.dlq_producer.is_none() {
+        if !self.has_dlq() {
             // Skipped: as Kafka, commit_record without metadata, with the
             // record when it was kept, else (as for a dropped record) its
             // source partition and offset.
@@ -74,8 +74,12 @@ impl WorkerSourceTask {
             Submit::New(p, o) => self.tracker.submit_dead_letter(p, o),
             Submit::Existing(token) => token,
         };
-        let Some(dlq) = self.dlq_producer.as_deref() else {
-            return Ok(());
+        self.in_transaction()?;
+        let dlq = match (&self.transactions, self.dlq_producer.as_deref()) {
+            // In the transaction, with the records it belongs with.
+            (Some(_), _) => &*self.producer,
+            (None, Some(dlq)) => dlq,
+            (None, None) => return Ok(()),
         };
         let sent = send_with_backpressure(dlq, &letter.out(&dlq_topic), token, &self.acks).await;
         self.pipeline.record_dlq_send(sent.is_err());
@@ -84,6 +88,12 @@ impl WorkerSourceTask {
             self.tracker.attach(token, r);
         }
         Ok(())
+    }
+
+    /// A DLQ is configured: its own producer, or (exactly once) the task's.
+    fn has_dlq(&self) -> bool {
+        self.dlq_producer.is_some()
+            || (self.transactions.is_some() && !self.settings.errors.dlq_topic.is_empty())
     }
 
     pub(super) async fn ensure_dlq_topic(&mut self, topic: &str) {

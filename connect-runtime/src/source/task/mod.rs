@@ -31,10 +31,13 @@ mod acks;
 mod commit;
 mod dead_letters;
 mod topics;
+mod transactions;
 
 use self::acks::{AckMeta, AckQueue, Resends};
 use self::commit::OffsetWriter;
 use self::topics::{create_topic, SeenTopics};
+use self::transactions::Transactions;
+pub use self::transactions::{TransactionBoundary, TransactionSettings};
 use super::submitted::SubmittedRecords;
 use crate::codec::{self, Encoded};
 use crate::converters::TaskConverters;
@@ -85,6 +88,9 @@ pub struct SourceTaskSettings {
     pub shutdown_timeout: Duration,
     /// Where the loop counts what it does (the worker's, or a detached set).
     pub metrics: Arc<TaskMetrics>,
+    /// Exactly-once delivery: records and offsets in transactions
+    /// (`None`: at least once, offsets written to the offset store).
+    pub transactions: Option<TransactionSettings>,
 }
 
 /// The plugins one source task runs with.
@@ -169,6 +175,8 @@ pub struct WorkerSourceTask {
     /// Resend attempts and first failure time of records whose delivery
     /// failed retriably.
     resends: Resends,
+    /// Exactly-once delivery, when configured.
+    transactions: Option<Transactions>,
     /// The task has failed and only its final offset commit is left: a
     /// failed delivery is neither resent nor tolerated any more, it stays
     /// unacknowledged (its offset, and the later ones of its source
@@ -188,6 +196,9 @@ impl WorkerSourceTask {
     ) -> Result<Self> {
         let acks = Arc::new(AckQueue::default());
         let mut producer_config = settings.producer.clone();
+        if let Some(t) = &settings.transactions {
+            Self::transactional_producer(&mut producer_config, t);
+        }
         // Kafka's source producer defaults: nothing is lost to a retry limit.
         // librdkafka already retries without limit, but gives up on a record
         // after delivery.timeout.ms (5 minutes); Kafka Connect sets it to
@@ -208,11 +219,14 @@ impl WorkerSourceTask {
                 .or_insert_with(|| "2147483647".into());
         }
         let producer = cluster.producer(&producer_config, acks.clone())?;
-        let dlq_producer = if settings.errors.dlq_topic.is_empty() {
-            None
-        } else {
-            Some(cluster.producer(&producer_config, acks.clone())?)
-        };
+        // A transactional task sends its dead letters in its transaction,
+        // through its own producer.
+        let dlq_producer =
+            if settings.errors.dlq_topic.is_empty() || settings.transactions.is_some() {
+                None
+            } else {
+                Some(cluster.producer(&producer_config, acks.clone())?)
+            };
         let admin = cluster.admin(&producer_config).ok();
         let context = Arc::new(Context {
             config: plugins.task_config.clone(),
@@ -224,7 +238,9 @@ impl WorkerSourceTask {
         });
         let offsets =
             OffsetWriter::new(store, settings.id.connector.clone(), settings.flush_timeout);
+        let transactions = settings.transactions.clone().map(Transactions::new);
         Ok(WorkerSourceTask {
+            transactions,
             pipeline: ErrorPipeline::new(settings.errors.clone()),
             settings,
             plugins,
@@ -293,6 +309,7 @@ impl WorkerSourceTask {
         // A task moved here from another worker resumes from that worker's
         // last committed offsets, which a shared store may not have read yet.
         self.offsets.refresh().await?;
+        self.init_transactions().await?;
         loop {
             let ctx: Arc<dyn SourceTaskContext> = self.context.clone();
             let config = self.plugins.task_config.clone();
@@ -421,6 +438,9 @@ impl WorkerSourceTask {
                     self.finish(unfinished).await?;
                 }
             }
+            if self.commits_per_poll() {
+                self.commit_transaction().await?;
+            }
             metrics.set_active(self.tracker.held());
             metrics.set_errors(&self.pipeline.stats());
         }
@@ -471,6 +491,7 @@ impl WorkerSourceTask {
             return Ok(Some(Unfinished::Convert(partition, record)));
         }
         let release = self.releases(&record.record.topic);
+        self.in_transaction()?;
         let token = self.submit(partition, &mut record, release);
         match self.producer.send(&self.encoded.out(&record.record), token) {
             Ok(()) => {
@@ -580,6 +601,7 @@ impl WorkerSourceTask {
     /// Send the converted `record` (in the buffers) under `token` and keep
     /// it with its submission until the ack (unless `release`).
     async fn send(&mut self, token: u64, record: SourceRecord, release: bool) -> Result<()> {
+        self.in_transaction()?;
         send_with_backpressure(
             &*self.producer,
             &self.encoded.out(&record.record),

@@ -1,0 +1,226 @@
+//! Exactly-once delivery (KIP-618): the task's records and their source
+//! offsets go to Kafka in one transaction of the task's transactional
+//! producer, committed at each boundary (`transaction.boundary=poll`: after
+//! every batch the task returns; `interval`: every
+//! `transaction.boundary.interval.ms`). A transaction either lands whole
+//! (records readable by `read_committed` consumers, offsets stored) or not
+//! at all, so a crash between two boundaries replays exactly what was not
+//! committed, and nothing twice.
+//!
+//! The producer's `init_transactions` fences an earlier instance of the
+//! same task (same transactional id) that may still be running on another
+//! worker: that zombie can no longer commit.
+//!
+//! Where a transaction fails (a delivery, the offsets, the commit), it is
+//! aborted and the task fails: its offsets stay where the last commit put
+//! them, as in Kafka.
+
+use super::*;
+use crate::offsets::offset_key_bytes;
+
+/// `transaction.boundary`: when a transactional source task commits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionBoundary {
+    /// After every batch `SourceTask::poll` returns (Kafka's default).
+    Poll,
+    /// Every `transaction.boundary.interval.ms` (the worker's
+    /// `offset.flush.interval.ms` when unset).
+    Interval(Duration),
+}
+
+/// The settings of a task that delivers exactly once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransactionSettings {
+    /// The producer's `transactional.id`: Kafka's
+    /// `<group.id>-<connector>-<task>`, so a task's new instance fences its
+    /// old ones wherever they run.
+    pub transactional_id: String,
+    /// When transactions are committed.
+    pub boundary: TransactionBoundary,
+    /// The offsets topic the source offsets are written to, inside the
+    /// transaction (the worker's, or the connector's
+    /// `offsets.storage.topic`).
+    pub offsets_topic: String,
+}
+
+impl TransactionSettings {
+    /// Kafka's transactional id of `task` in the Connect group `group_id`.
+    ///
+    /// ```
+    /// use connect_runtime::source::TransactionSettings;
+    /// use connect_runtime::status::TaskId;
+    ///
+    /// let id = TaskId::new("orders", 2);
+    /// assert_eq!(TransactionSettings::transactional_id("connect-cluster", &id), "connect-cluster-orders-2");
+    /// ```
+    pub fn transactional_id(group_id: &str, task: &TaskId) -> String {
+        format!("{group_id}-{}-{}", task.connector, task.task)
+    }
+}
+
+/// Delivery tokens of the offset records a transaction carries. The
+/// tracker's tokens count up from 0 and never come near: an ack of one of
+/// these finds no submission and is skipped.
+const OFFSET_RECORD_TOKEN: u64 = u64::MAX / 2;
+
+/// A transactional task's state.
+#[derive(Debug)]
+pub(super) struct Transactions {
+    pub(super) settings: TransactionSettings,
+    /// A transaction is open: records were sent since the last boundary.
+    open: bool,
+}
+
+impl Transactions {
+    pub(super) fn new(settings: TransactionSettings) -> Self {
+        Transactions {
+            settings,
+            open: false,
+        }
+    }
+}
+
+impl WorkerSourceTask {
+    /// The producer settings a transactional task adds to its own.
+    pub(super) fn transactional_producer(config: &mut ClientConfig, t: &TransactionSettings) {
+        config.insert("transactional.id".into(), t.transactional_id.clone());
+        config.insert("enable.idempotence".into(), "true".into());
+    }
+
+    /// Before the task starts: take over the transactional id, fencing any
+    /// earlier instance of this task and aborting what it left open.
+    pub(super) async fn init_transactions(&mut self) -> Result<()> {
+        let Some(t) = &self.transactions else {
+            return Ok(());
+        };
+        let id = t.settings.transactional_id.clone();
+        self.producer
+            .init_transactions(self.settings.flush_timeout.max(Duration::from_secs(30)))
+            .await
+            .map_err(|e| {
+                ConnectError::from(e).context(format!(
+                    "cannot initialize the transactional producer '{id}' of source task {}",
+                    self.settings.id
+                ))
+            })
+    }
+
+    /// Open a transaction before the first send after a boundary; nothing
+    /// to do for a task without transactions.
+    pub(super) fn in_transaction(&mut self) -> Result<()> {
+        let Some(t) = self.transactions.as_mut() else {
+            return Ok(());
+        };
+        if !t.open {
+            self.producer.begin_transaction().map_err(|e| {
+                ConnectError::from(e).context(format!(
+                    "cannot begin a transaction of source task {}",
+                    self.settings.id
+                ))
+            })?;
+            t.open = true;
+        }
+        Ok(())
+    }
+
+    /// Whether this task commits at the end of every poll batch.
+    pub(super) fn commits_per_poll(&self) -> bool {
+        self.transactions
+            .as_ref()
+            .is_some_and(|t| t.settings.boundary == TransactionBoundary::Poll)
+    }
+
+    /// A boundary: wait until Kafka has every record of the transaction,
+    /// write the offsets they reach into it, and commit. Any failure
+    /// aborts the transaction and fails the task.
+    pub(super) async fn commit_transaction(&mut self) -> Result<()> {
+        match self.try_commit_transaction().await {
+            Ok(()) => {}
+            Err(e) => {
+                self.abort_transaction().await;
+                return Err(e);
+            }
+        }
+        // A notification, as in Kafka: the transaction is committed.
+        let what = CallOf(&self.settings.id, "SourceTask::commit");
+        if let Err(e) = contain(what, self.plugins.task.commit()).await {
+            tracing::error!(task = %self.settings.id, error = %e,
+                "SourceTask::commit failed after the transaction was committed; the task keeps running");
+        }
+        Ok(())
+    }
+
+    async fn try_commit_transaction(&mut self) -> Result<()> {
+        let id = self.settings.id.clone();
+        let timeout = self.settings.flush_timeout;
+        self.producer.flush(timeout).await.map_err(|e| {
+            ConnectError::from(e).context(format!(
+                "source task {id}: the transaction's records did not all reach Kafka within \
+                 {timeout:?} (offset.flush.timeout.ms)"
+            ))
+        })?;
+        self.process_acks().await?;
+        let committable = self.tracker.committable();
+        let offsets: Vec<_> = committable
+            .offsets
+            .into_iter()
+            .filter(|(p, _)| !p.is_empty())
+            .collect();
+        let open = self.transactions.as_ref().is_some_and(|t| t.open);
+        if !open && offsets.is_empty() {
+            return Ok(());
+        }
+        self.in_transaction()?;
+        let Some(t) = self.transactions.as_ref() else {
+            return Ok(());
+        };
+        let topic = t.settings.offsets_topic.clone();
+        for (partition, offset) in &offsets {
+            let key = offset_key_bytes(&id.connector, partition);
+            let value = serde_json::Value::Object(offset.clone()).to_string();
+            let mut out = OutRecord::new(&topic, Some(value.as_bytes()));
+            out.key = Some(&key);
+            send_with_backpressure(&*self.producer, &out, OFFSET_RECORD_TOKEN, &self.acks)
+                .await
+                .map_err(|e| {
+                    e.context(format!(
+                        "source task {id}: cannot write its offsets to '{topic}' in the transaction"
+                    ))
+                })?;
+        }
+        self.producer
+            .commit_transaction(timeout)
+            .await
+            .map_err(|e| {
+                ConnectError::from(e).context(format!(
+                "source task {id}: cannot commit its transaction; it is aborted and the records \
+                 since the last commit will be polled again"
+            ))
+            })?;
+        if let Some(t) = self.transactions.as_mut() {
+            t.open = false;
+        }
+        Ok(())
+    }
+
+    /// Abort the open transaction, if any: its records and offsets are
+    /// discarded by Kafka, the stored offsets stay where the last commit
+    /// put them. A failure here is only logged: the task is failing, and a
+    /// new instance's `init_transactions` aborts what is left open.
+    pub(super) async fn abort_transaction(&mut self) {
+        let Some(t) = self.transactions.as_mut() else {
+            return;
+        };
+        if !std::mem::replace(&mut t.open, false) {
+            return;
+        }
+        if let Err(e) = self
+            .producer
+            .abort_transaction(self.settings.flush_timeout)
+            .await
+        {
+            tracing::warn!(task = %self.settings.id, error = %e,
+                "cannot abort the open transaction; the next instance of the task aborts it");
+        }
+    }
+}

@@ -1,0 +1,390 @@
+//! Exactly-once source delivery (KIP-618) in the task loop, on the
+//! in-memory Kafka (whose transactions behave like Kafka's: read_committed,
+//! aborts, fencing by transactional id): records and source offsets land
+//! in one transaction, a crash between two boundaries replays what was not
+//! committed and nothing else, and a zombie instance of a task cannot
+//! commit once a new one took its transactional id.
+//!
+//! Each case has its at-least-once twin where that shows what the mode
+//! removes.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use connect_api::config::ConfigMap;
+use connect_api::source::{SourceTask, SourceTaskContext};
+use connect_api::{ConnectError, Record, Result, Schema, SourceMap, SourceRecord, Value};
+use connect_runtime::converters::{ConverterRegistry, TaskConverters};
+use connect_runtime::errors::ErrorConfig;
+use connect_runtime::kafka::memory::MemoryKafka;
+use connect_runtime::kafka::{ClientConfig, NewTopic};
+use connect_runtime::offsets::{KafkaOffsetStore, OffsetStore};
+use connect_runtime::source::{
+    OffsetsInvalidPolicy, SourcePlugins, SourceTaskSettings, TransactionBoundary,
+    TransactionSettings, WorkerSourceTask,
+};
+use connect_runtime::status::{MemoryStatusStore, TargetState, TaskId};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+const TOPIC: &str = "numbers";
+const OFFSETS: &str = "connect-offsets";
+const BATCH: u64 = 10;
+
+fn partition() -> SourceMap {
+    let mut p = SourceMap::new();
+    p.insert("p".into(), 0.into());
+    p
+}
+
+/// Emits `n-0`, `n-1`, ... in batches of ten, from the stored offset on;
+/// fails its poll when it reaches `fail_at` (if ever), and emits nothing
+/// past `end`.
+struct Numbers {
+    next: u64,
+    end: u64,
+    fail_at: Arc<AtomicU64>,
+    partition: Arc<SourceMap>,
+}
+
+#[async_trait]
+impl SourceTask for Numbers {
+    async fn start(&mut self, _: &ConfigMap, ctx: Arc<dyn SourceTaskContext>) -> Result<()> {
+        self.next = ctx
+            .offset_storage_reader()
+            .offset(&self.partition)
+            .and_then(|o| o.get("n").and_then(|n| n.as_u64()))
+            .map_or(0, |n| n + 1);
+        Ok(())
+    }
+
+    async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
+        if self.next >= self.end {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            return Ok(Vec::new());
+        }
+        if self.next >= self.fail_at.load(Ordering::SeqCst) {
+            return Err(ConnectError::other("the source broke"));
+        }
+        let end = (self.next + BATCH).min(self.end);
+        let batch = (self.next..end)
+            .map(|n| {
+                let mut offset = SourceMap::new();
+                offset.insert("n".into(), n.into());
+                let record = Record::new(
+                    Arc::from(TOPIC),
+                    Some(Schema::string()),
+                    Value::from(format!("n-{n}")),
+                );
+                SourceRecord::new(self.partition.clone(), offset, record)
+            })
+            .collect();
+        self.next = end;
+        Ok(batch)
+    }
+
+    async fn stop(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+fn kafka() -> MemoryKafka {
+    let kafka = MemoryKafka::new();
+    kafka.create_topic(&NewTopic::new(TOPIC, 1)).unwrap();
+    kafka
+}
+
+/// The offset store a worker with exactly-once support reads: the offsets
+/// topic, read_committed.
+async fn offset_store(kafka: &MemoryKafka) -> Arc<KafkaOffsetStore> {
+    let client = ClientConfig::from_pairs([("isolation.level", "read_committed")]);
+    let store = KafkaOffsetStore::open(kafka, &client, OFFSETS, 1, 1, Duration::from_secs(10))
+        .await
+        .unwrap();
+    Arc::new(store)
+}
+
+fn converters() -> TaskConverters {
+    let worker = ConfigMap::from_pairs([
+        (
+            "key.converter",
+            "org.apache.kafka.connect.storage.StringConverter",
+        ),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.storage.StringConverter",
+        ),
+    ]);
+    TaskConverters::for_connector(
+        &ConverterRegistry::with_builtins(),
+        &ConfigMap::new(),
+        &worker,
+    )
+    .unwrap()
+}
+
+/// Task 0 of connector `numbers`: exactly once with `boundary`, or at
+/// least once (`None`).
+fn settings(boundary: Option<TransactionBoundary>) -> SourceTaskSettings {
+    let id = TaskId::new("numbers", 0);
+    SourceTaskSettings {
+        transactions: boundary.map(|boundary| TransactionSettings {
+            transactional_id: TransactionSettings::transactional_id("connect-cluster", &id),
+            boundary,
+            offsets_topic: OFFSETS.into(),
+        }),
+        id,
+        // Long: the at-least-once twin stores offsets only when told to.
+        flush_interval: Duration::from_secs(3600),
+        flush_timeout: Duration::from_secs(5),
+        max_in_flight: 10_000,
+        topic_creation: None,
+        offsets_invalid_policy: OffsetsInvalidPolicy::Fail,
+        errors: ErrorConfig::default(),
+        producer: ClientConfig::new(),
+        shutdown_timeout: Duration::from_secs(5),
+        metrics: Default::default(),
+    }
+}
+
+struct Running {
+    control: watch::Sender<TargetState>,
+    handle: JoinHandle<Result<()>>,
+}
+
+impl Running {
+    async fn stop(self) -> Result<()> {
+        let _ = self.control.send(TargetState::Stopped);
+        self.handle.await.expect("the task does not panic")
+    }
+
+    /// A crash: the task's future is dropped where it is, with no final
+    /// commit (kill -9 of its worker).
+    async fn crash(self) {
+        self.handle.abort();
+        let _ = self.handle.await;
+    }
+}
+
+fn start(
+    kafka: &MemoryKafka,
+    store: Arc<dyn OffsetStore>,
+    boundary: Option<TransactionBoundary>,
+    end: u64,
+    fail_at: Arc<AtomicU64>,
+) -> Running {
+    let plugins = SourcePlugins {
+        task: Box::new(Numbers {
+            next: 0,
+            end,
+            fail_at,
+            partition: Arc::new(partition()),
+        }),
+        task_config: ConfigMap::new(),
+        transforms: None,
+        converters: converters(),
+    };
+    let (control, rx) = watch::channel(TargetState::Started);
+    let task = WorkerSourceTask::new(
+        settings(boundary),
+        plugins,
+        Arc::new(kafka.clone()),
+        store,
+        Arc::new(MemoryStatusStore::default()),
+        rx,
+    )
+    .unwrap();
+    Running {
+        control,
+        handle: tokio::spawn(task.run()),
+    }
+}
+
+fn never() -> Arc<AtomicU64> {
+    Arc::new(AtomicU64::new(u64::MAX))
+}
+
+/// What a read_committed consumer of the topic reads.
+fn committed_values(kafka: &MemoryKafka) -> Vec<String> {
+    kafka
+        .records(TOPIC, 0)
+        .iter()
+        .map(|r| String::from_utf8_lossy(r.value.as_deref().unwrap_or_default()).into_owned())
+        .collect()
+}
+
+fn expected(range: std::ops::Range<u64>) -> Vec<String> {
+    range.map(|n| format!("n-{n}")).collect()
+}
+
+async fn stored(kafka: &MemoryKafka) -> Option<SourceMap> {
+    offset_store(kafka).await.get("numbers", &partition())
+}
+
+/// Wait (paused time advances when everything idles) until a
+/// read_committed reader sees `n` records.
+async fn wait_committed(kafka: &MemoryKafka, n: usize) {
+    for _ in 0..10_000 {
+        if committed_values(kafka).len() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!(
+        "a read_committed reader sees {} records, not {n}",
+        committed_values(kafka).len()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn records_and_their_offsets_land_in_one_transaction_per_poll() {
+    let kafka = kafka();
+    let store = offset_store(&kafka).await;
+    let task = start(&kafka, store, Some(TransactionBoundary::Poll), 30, never());
+    wait_committed(&kafka, 30).await;
+    task.stop().await.unwrap();
+    assert_eq!(committed_values(&kafka), expected(0..30));
+    // The offsets came in the same transactions, to the offsets topic.
+    let offset = stored(&kafka).await.expect("an offset is stored");
+    assert_eq!(offset["n"], 29);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_crash_between_boundaries_replays_only_what_was_not_committed() {
+    // Exactly once: the first 20 records are committed, the next ones sit
+    // in a transaction when the worker dies; the new instance aborts it
+    // and sends them again, so every record is read once.
+    let kafka = kafka();
+    let store = offset_store(&kafka).await;
+    let fail_at = Arc::new(AtomicU64::new(u64::MAX));
+    let task = start(
+        &kafka,
+        store.clone(),
+        Some(TransactionBoundary::Interval(Duration::from_secs(3600))),
+        20,
+        fail_at.clone(),
+    );
+    // The stop commits the first 20.
+    wait_for_end_offset(&kafka, 20).await;
+    task.stop().await.unwrap();
+    let store = offset_store(&kafka).await;
+    let task = start(
+        &kafka,
+        store,
+        Some(TransactionBoundary::Interval(Duration::from_secs(3600))),
+        45,
+        never(),
+    );
+    wait_for_end_offset(&kafka, 20 + 1 + 25).await;
+    task.crash().await;
+    assert_eq!(
+        committed_values(&kafka),
+        expected(0..20),
+        "the open transaction is not read"
+    );
+    let store = offset_store(&kafka).await;
+    let task = start(
+        &kafka,
+        store,
+        Some(TransactionBoundary::Interval(Duration::from_secs(3600))),
+        60,
+        never(),
+    );
+    wait_committed(&kafka, 20).await;
+    // Let it run to its end, then stop: the stop commits.
+    settle().await;
+    task.stop().await.unwrap();
+    assert_eq!(
+        committed_values(&kafka),
+        expected(0..60),
+        "each record once"
+    );
+
+    // At least once, the same crash: the records sent after the last
+    // stored offset are sent again, and a reader sees them twice.
+    let kafka = self::kafka();
+    let store = offset_store(&kafka).await;
+    let task = start(&kafka, store, None, 20, never());
+    wait_committed(&kafka, 20).await;
+    task.stop().await.unwrap();
+    let store = offset_store(&kafka).await;
+    let task = start(&kafka, store, None, 45, never());
+    wait_committed(&kafka, 45).await;
+    task.crash().await;
+    let store = offset_store(&kafka).await;
+    let task = start(&kafka, store, None, 60, never());
+    wait_committed(&kafka, 45 + 40).await;
+    task.stop().await.unwrap();
+    let values = committed_values(&kafka);
+    let twice = values.iter().filter(|v| *v == "n-30").count();
+    assert_eq!(twice, 2, "at least once replays n-20..n-44: {values:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_task_aborts_its_transaction_and_keeps_its_offsets() {
+    let kafka = kafka();
+    let store = offset_store(&kafka).await;
+    let fail_at = Arc::new(AtomicU64::new(35));
+    let boundary = Some(TransactionBoundary::Interval(Duration::from_secs(3600)));
+    let task = start(&kafka, store, boundary, 50, fail_at.clone());
+    let e = task.handle.await.unwrap().unwrap_err();
+    assert!(e.to_string().contains("the source broke"), "{e}");
+    assert!(
+        committed_values(&kafka).is_empty(),
+        "the aborted records are not read"
+    );
+    assert_eq!(stored(&kafka).await, None, "no offset moved");
+    // A restart sends everything once.
+    fail_at.store(u64::MAX, Ordering::SeqCst);
+    let store = offset_store(&kafka).await;
+    let task = start(&kafka, store, boundary, 50, fail_at);
+    settle().await;
+    task.stop().await.unwrap();
+    assert_eq!(committed_values(&kafka), expected(0..50));
+    assert_eq!(stored(&kafka).await.unwrap()["n"], 49);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_zombie_instance_cannot_commit_once_a_new_one_runs() {
+    let kafka = kafka();
+    let boundary = Some(TransactionBoundary::Interval(Duration::from_secs(3600)));
+    // The zombie: its worker lost the task but it still runs.
+    let zombie = start(&kafka, offset_store(&kafka).await, boundary, 20, never());
+    wait_for_end_offset(&kafka, 20).await;
+    // The task's new instance elsewhere takes the same transactional id.
+    let new = start(&kafka, offset_store(&kafka).await, boundary, 30, never());
+    settle().await;
+    new.stop().await.unwrap();
+    // The zombie's commit (at its stop) is refused: it is fenced.
+    let e = zombie.stop().await.unwrap_err();
+    assert!(e.to_string().to_lowercase().contains("fenced"), "{e}");
+    assert_eq!(
+        committed_values(&kafka),
+        expected(0..30),
+        "only the new instance's records"
+    );
+    assert_eq!(stored(&kafka).await.unwrap()["n"], 29);
+}
+
+/// Wait until the topic's end offset (records and markers, committed or
+/// not) reaches `n`.
+async fn wait_for_end_offset(kafka: &MemoryKafka, n: i64) {
+    for _ in 0..10_000 {
+        if kafka.end_offset(TOPIC, 0).unwrap_or(0) >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!(
+        "the topic's end offset stays at {:?}",
+        kafka.end_offset(TOPIC, 0)
+    );
+}
+
+/// Give a running task (paused) time to send what it has left: it idles
+/// once it has sent up to its end.
+async fn settle() {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
