@@ -105,6 +105,63 @@ pub trait SourceTaskContext: Send + Sync {
     /// call. The runtime's context implements it; the default does nothing,
     /// which suits test doubles only.
     fn heartbeat(&self, _partition: Arc<SourceMap>, _offset: SourceMap) {}
+
+    /// The task's hand on its transactions, when it runs exactly once with
+    /// `transaction.boundary=connector` (Kafka's
+    /// `SourceTaskContext.transactionContext()`); `None` otherwise, and in
+    /// the default.
+    fn transaction_context(&self) -> Option<&dyn TransactionContext> {
+        None
+    }
+}
+
+/// Connector-defined transaction boundaries (KIP-618,
+/// `transaction.boundary=connector`): the task says where a transaction
+/// ends, and whether it is committed or aborted.
+///
+/// A request for "the transaction ending at `record`" names the record by
+/// its source partition and source offset: the runtime acts on it right
+/// after it has sent the first record it polls with equal ones (Kafka
+/// compares the record objects; a Rust task hands its records over by
+/// value). A request for the current transaction is acted on once the
+/// batch being polled has been sent.
+///
+/// Committing writes the transaction's records and their source offsets
+/// together. Aborting discards its records and leaves the stored offsets
+/// where they were; the task goes on, and should not expect those records
+/// to be polled again unless it rewinds itself.
+///
+/// ```
+/// use std::sync::Arc;
+/// use connect_api::source::TransactionContext;
+/// use connect_api::{Record, SourceMap, SourceRecord};
+///
+/// /// Ends a transaction at every 100th row of a table scan.
+/// fn end_every_hundredth(ctx: &dyn TransactionContext, row: u64, record: &SourceRecord) {
+///     if row % 100 == 99 {
+///         ctx.commit_transaction_at(record);
+///     }
+/// }
+/// # struct Noop;
+/// # impl TransactionContext for Noop {
+/// #     fn commit_transaction(&self) {}
+/// #     fn commit_transaction_at(&self, _: &SourceRecord) {}
+/// #     fn abort_transaction(&self) {}
+/// #     fn abort_transaction_at(&self, _: &SourceRecord) {}
+/// # }
+/// let record = SourceRecord::new(Arc::new(SourceMap::new()), SourceMap::new(), Record::default());
+/// end_every_hundredth(&Noop, 99, &record);
+/// ```
+pub trait TransactionContext: Send + Sync {
+    /// Commit the current transaction once the batch being polled is sent.
+    fn commit_transaction(&self);
+    /// Commit the transaction that ends with `record` (its records up to
+    /// and including it).
+    fn commit_transaction_at(&self, record: &SourceRecord);
+    /// Abort the current transaction once the batch being polled is sent.
+    fn abort_transaction(&self);
+    /// Abort the transaction that ends with `record`.
+    fn abort_transaction_at(&self, record: &SourceRecord);
 }
 
 /// A task that polls an external system for records.

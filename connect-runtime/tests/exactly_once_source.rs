@@ -388,3 +388,130 @@ async fn wait_for_end_offset(kafka: &MemoryKafka, n: i64) {
 async fn settle() {
     tokio::time::sleep(Duration::from_secs(1)).await;
 }
+
+/// Ends transactions where a table scan would: commits at `n-14`, aborts
+/// at `n-24`, and commits the batch that ends with `n-39`.
+struct Boundaries {
+    inner: Numbers,
+    ctx: Option<Arc<dyn SourceTaskContext>>,
+}
+
+#[async_trait]
+impl SourceTask for Boundaries {
+    async fn start(&mut self, config: &ConfigMap, ctx: Arc<dyn SourceTaskContext>) -> Result<()> {
+        self.ctx = Some(ctx.clone());
+        self.inner.start(config, ctx).await
+    }
+
+    async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
+        let batch = self.inner.poll().await?;
+        let ctx = self.ctx.as_ref().expect("started");
+        let tx = ctx
+            .transaction_context()
+            .expect("a transaction context with transaction.boundary=connector");
+        for record in &batch {
+            match record.source_offset["n"].as_u64() {
+                Some(14) => tx.commit_transaction_at(record),
+                Some(24) => tx.abort_transaction_at(record),
+                Some(39) => tx.commit_transaction(),
+                _ => {}
+            }
+        }
+        Ok(batch)
+    }
+
+    async fn stop(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connector_commits_and_aborts_where_it_says() {
+    let kafka = kafka();
+    let store = offset_store(&kafka).await;
+    let plugins = SourcePlugins {
+        task: Box::new(Boundaries {
+            inner: Numbers {
+                next: 0,
+                end: 40,
+                fail_at: never(),
+                partition: Arc::new(partition()),
+            },
+            ctx: None,
+        }),
+        task_config: ConfigMap::new(),
+        transforms: None,
+        converters: converters(),
+    };
+    let (control, rx) = watch::channel(TargetState::Started);
+    let task = WorkerSourceTask::new(
+        settings(Some(TransactionBoundary::Connector)),
+        plugins,
+        Arc::new(kafka.clone()),
+        store,
+        Arc::new(MemoryStatusStore::default()),
+        rx,
+    )
+    .unwrap();
+    let running = Running {
+        control,
+        handle: tokio::spawn(task.run()),
+    };
+    wait_committed(&kafka, 30).await;
+    // The abort did not fail the task, and nothing else is committed by
+    // the clock.
+    settle().await;
+    assert!(!running.handle.is_finished());
+    let mut want = expected(0..15);
+    want.extend(expected(25..40));
+    assert_eq!(committed_values(&kafka), want);
+    assert_eq!(stored(&kafka).await.unwrap()["n"], 39);
+    running.stop().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn tasks_without_connector_boundaries_get_no_transaction_context() {
+    struct Probe(Arc<AtomicU64>);
+    #[async_trait]
+    impl SourceTask for Probe {
+        async fn start(&mut self, _: &ConfigMap, ctx: Arc<dyn SourceTaskContext>) -> Result<()> {
+            self.0
+                .store(ctx.transaction_context().is_some() as u64, Ordering::SeqCst);
+            Ok(())
+        }
+        async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Ok(Vec::new())
+        }
+        async fn stop(&mut self) -> Result<()> {
+            Ok(())
+        }
+    }
+    for boundary in [None, Some(TransactionBoundary::Poll)] {
+        let kafka = kafka();
+        let seen = Arc::new(AtomicU64::new(7));
+        let (control, rx) = watch::channel(TargetState::Started);
+        let plugins = SourcePlugins {
+            task: Box::new(Probe(seen.clone())),
+            task_config: ConfigMap::new(),
+            transforms: None,
+            converters: converters(),
+        };
+        let task = WorkerSourceTask::new(
+            settings(boundary),
+            plugins,
+            Arc::new(kafka.clone()),
+            offset_store(&kafka).await,
+            Arc::new(MemoryStatusStore::default()),
+            rx,
+        )
+        .unwrap();
+        let running = Running {
+            control,
+            handle: tokio::spawn(task.run()),
+        };
+        settle().await;
+        running.stop().await.unwrap();
+        assert_eq!(seen.load(Ordering::SeqCst), 0, "{boundary:?}");
+    }
+}

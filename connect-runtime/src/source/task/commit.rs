@@ -80,11 +80,10 @@ impl WorkerSourceTask {
     /// Write committable offsets, then `SourceTask::commit`.
     pub(super) async fn commit_offsets(&mut self) -> Result<()> {
         // Exactly once: offsets go in the transaction, at its boundary.
-        if self.transactions.is_some() {
-            return if self.commits_per_poll() {
-                Ok(())
-            } else {
-                self.commit_transaction().await
+        if let Some(t) = &self.transactions {
+            return match t.settings.boundary {
+                TransactionBoundary::Interval(_) => self.commit_transaction().await,
+                TransactionBoundary::Poll | TransactionBoundary::Connector => Ok(()),
             };
         }
         self.process_acks().await?;

@@ -111,6 +111,9 @@ struct Context {
     config: ConfigMap,
     reader: StoreReader,
     heartbeats: Mutex<Vec<(Arc<SourceMap>, SourceMap)>>,
+    /// The transaction requests of a task with connector-defined
+    /// boundaries.
+    transactions: Option<transactions::Requests>,
 }
 
 struct StoreReader {
@@ -135,6 +138,11 @@ impl SourceTaskContext for Context {
         if let Ok(mut h) = self.heartbeats.lock() {
             h.push((partition, offset));
         }
+    }
+    fn transaction_context(&self) -> Option<&dyn connect_api::source::TransactionContext> {
+        self.transactions
+            .as_ref()
+            .map(|r| r as &dyn connect_api::source::TransactionContext)
     }
 }
 
@@ -235,6 +243,11 @@ impl WorkerSourceTask {
                 store: store.clone(),
             },
             heartbeats: Mutex::new(Vec::new()),
+            transactions: settings
+                .transactions
+                .as_ref()
+                .filter(|t| t.boundary == TransactionBoundary::Connector)
+                .map(|_| transactions::Requests::default()),
         });
         let offsets =
             OffsetWriter::new(store, settings.id.connector.clone(), settings.flush_timeout);
@@ -376,7 +389,12 @@ impl WorkerSourceTask {
     }
 
     async fn poll_loop(&mut self) -> Result<()> {
-        let mut flush = flush_timer(self.settings.flush_interval);
+        // An interval boundary commits on this timer instead of the offset flush.
+        let every = match self.transactions.as_ref().map(|t| t.settings.boundary) {
+            Some(TransactionBoundary::Interval(every)) => every,
+            _ => self.settings.flush_interval,
+        };
+        let mut flush = flush_timer(every);
         let mut watch = TargetWatch::default();
         loop {
             let target = *self.control.borrow();
@@ -434,12 +452,16 @@ impl WorkerSourceTask {
             let metrics = self.settings.metrics.clone();
             metrics.record_poll(batch.len(), polling.elapsed());
             for record in batch {
+                let ends = self.requested_at(&record);
                 if let Some(unfinished) = self.process_now(record)? {
                     self.finish(unfinished).await?;
                 }
+                if let Some(action) = ends {
+                    self.end_transaction(action).await?;
+                }
             }
-            if self.commits_per_poll() {
-                self.commit_transaction().await?;
+            if self.transactions.is_some() {
+                self.end_of_batch().await?;
             }
             metrics.set_active(self.tracker.held());
             metrics.set_errors(&self.pipeline.stats());

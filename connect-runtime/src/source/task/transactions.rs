@@ -26,6 +26,9 @@ pub enum TransactionBoundary {
     /// Every `transaction.boundary.interval.ms` (the worker's
     /// `offset.flush.interval.ms` when unset).
     Interval(Duration),
+    /// Where the task says, through its
+    /// [`TransactionContext`](connect_api::source::TransactionContext).
+    Connector,
 }
 
 /// The settings of a task that delivers exactly once.
@@ -62,6 +65,95 @@ impl TransactionSettings {
 /// tracker's tokens count up from 0 and never come near: an ack of one of
 /// these finds no submission and is skipped.
 const OFFSET_RECORD_TOKEN: u64 = u64::MAX / 2;
+
+/// What a task asked of its transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Action {
+    Commit,
+    Abort,
+}
+
+/// The requests of a task with connector-defined boundaries, as its
+/// context collects them; the loop takes them after each record and
+/// each batch.
+#[derive(Debug, Default)]
+pub(super) struct Requests {
+    /// Something is asked: the loop looks at records only then.
+    pending: std::sync::atomic::AtomicBool,
+    asked: Mutex<Asked>,
+}
+
+#[derive(Debug, Default)]
+struct Asked {
+    batch: Option<Action>,
+    at: Vec<(SourceMap, SourceMap, Action)>,
+}
+
+impl Requests {
+    fn ask(&self, f: impl FnOnce(&mut Asked)) {
+        if let Ok(mut asked) = self.asked.lock() {
+            f(&mut asked);
+            self.pending
+                .store(true, std::sync::atomic::Ordering::Release);
+        }
+    }
+
+    /// The request ending the transaction at the record with this source
+    /// partition and offset, if any.
+    pub(super) fn take_at(&self, partition: &SourceMap, offset: &SourceMap) -> Option<Action> {
+        if !self.pending.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        let mut asked = self.asked.lock().ok()?;
+        let i = asked
+            .at
+            .iter()
+            .position(|(p, o, _)| p == partition && o == offset)?;
+        Some(asked.at.remove(i).2)
+    }
+
+    /// The request for the current transaction, once its batch is sent.
+    pub(super) fn take_batch(&self) -> Option<Action> {
+        if !self.pending.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        let mut asked = self.asked.lock().ok()?;
+        let action = asked.batch.take();
+        // Requests for records never seen stay until they are.
+        if asked.at.is_empty() {
+            self.pending
+                .store(false, std::sync::atomic::Ordering::Release);
+        }
+        action
+    }
+}
+
+impl connect_api::source::TransactionContext for Requests {
+    fn commit_transaction(&self) {
+        self.ask(|a| a.batch = Some(Action::Commit));
+    }
+    fn commit_transaction_at(&self, record: &SourceRecord) {
+        self.ask(|a| {
+            a.at.push((
+                SourceMap::clone(&record.source_partition),
+                record.source_offset.clone(),
+                Action::Commit,
+            ))
+        });
+    }
+    fn abort_transaction(&self) {
+        self.ask(|a| a.batch = Some(Action::Abort));
+    }
+    fn abort_transaction_at(&self, record: &SourceRecord) {
+        self.ask(|a| {
+            a.at.push((
+                SourceMap::clone(&record.source_partition),
+                record.source_offset.clone(),
+                Action::Abort,
+            ))
+        });
+    }
+}
 
 /// A transactional task's state.
 #[derive(Debug)]
@@ -121,6 +213,50 @@ impl WorkerSourceTask {
             t.open = true;
         }
         Ok(())
+    }
+
+    /// The transaction request a connector made for `record`, taken
+    /// before the record goes down the pipeline.
+    pub(super) fn requested_at(&self, record: &SourceRecord) -> Option<Action> {
+        self.context
+            .transactions
+            .as_ref()?
+            .take_at(&record.source_partition, &record.source_offset)
+    }
+
+    /// After a batch: commit per poll, or what the connector asked for.
+    pub(super) async fn end_of_batch(&mut self) -> Result<()> {
+        if self.commits_per_poll() {
+            return self.commit_transaction().await;
+        }
+        let asked = self
+            .context
+            .transactions
+            .as_ref()
+            .and_then(|r| r.take_batch());
+        match asked {
+            Some(action) => self.end_transaction(action).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Commit or abort the current transaction, as the connector asked.
+    pub(super) async fn end_transaction(&mut self, action: Action) -> Result<()> {
+        match action {
+            Action::Commit => self.commit_transaction().await,
+            Action::Abort => {
+                // The records sent so far reach Kafka first, so their acks
+                // are in and the tracker forgets them with their offsets.
+                let timeout = self.settings.flush_timeout;
+                self.producer
+                    .flush(timeout)
+                    .await
+                    .map_err(ConnectError::from)?;
+                self.process_acks().await?;
+                let _discarded = self.tracker.committable();
+                self.try_abort().await
+            }
+        }
     }
 
     /// Whether this task commits at the end of every poll batch.
@@ -208,19 +344,26 @@ impl WorkerSourceTask {
     /// put them. A failure here is only logged: the task is failing, and a
     /// new instance's `init_transactions` aborts what is left open.
     pub(super) async fn abort_transaction(&mut self) {
-        let Some(t) = self.transactions.as_mut() else {
-            return;
-        };
-        if !std::mem::replace(&mut t.open, false) {
-            return;
-        }
-        if let Err(e) = self
-            .producer
-            .abort_transaction(self.settings.flush_timeout)
-            .await
-        {
+        if let Err(e) = self.try_abort().await {
             tracing::warn!(task = %self.settings.id, error = %e,
                 "cannot abort the open transaction; the next instance of the task aborts it");
         }
+    }
+
+    async fn try_abort(&mut self) -> Result<()> {
+        let Some(t) = self.transactions.as_mut() else {
+            return Ok(());
+        };
+        if !std::mem::replace(&mut t.open, false) {
+            return Ok(());
+        }
+        let id = &self.settings.id;
+        self.producer
+            .abort_transaction(self.settings.flush_timeout)
+            .await
+            .map_err(|e| {
+                ConnectError::from(e)
+                    .context(format!("source task {id}: cannot abort its transaction"))
+            })
     }
 }
