@@ -515,3 +515,132 @@ async fn tasks_without_connector_boundaries_get_no_transaction_context() {
         assert_eq!(seen.load(Ordering::SeqCst), 0, "{boundary:?}");
     }
 }
+
+/// The sink side: a sink whose consumer reads `read_committed`
+/// (`consumer.override.isolation.level`) is never handed a record of an
+/// aborted or open transaction; with Kafka's default `read_uncommitted` it
+/// is.
+#[tokio::test(start_paused = true)]
+async fn a_read_committed_sink_never_sees_an_aborted_record() {
+    use connect_api::sink::{SinkTask, SinkTaskContext};
+    use connect_api::SinkRecord;
+    use connect_runtime::kafka::{Delivered, DeliverySink, KafkaCluster, KafkaError, OutRecord};
+    use connect_runtime::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
+    use connect_runtime::worker::WorkerConfig;
+    use std::sync::Mutex;
+
+    struct Collect(Arc<Mutex<Vec<String>>>);
+    #[async_trait]
+    impl SinkTask for Collect {
+        async fn start(&mut self, _: &ConfigMap, _: Arc<dyn SinkTaskContext>) -> Result<()> {
+            Ok(())
+        }
+        async fn put(&mut self, records: &[SinkRecord]) -> Result<()> {
+            let mut seen = self.0.lock().unwrap();
+            for r in records {
+                seen.push(r.record.value.as_str().unwrap_or_default().to_string());
+            }
+            Ok(())
+        }
+        async fn stop(&mut self) -> Result<()> {
+            Ok(())
+        }
+    }
+    struct Ignore;
+    impl DeliverySink for Ignore {
+        fn delivered(&self, _: u64, _: std::result::Result<Delivered<'_>, KafkaError>) {}
+    }
+
+    let kafka = kafka();
+    // committed "a", aborted "b", committed "c", then "d" left open.
+    let producer = kafka
+        .producer(
+            &ClientConfig::from_pairs([("transactional.id", "writer")]),
+            Arc::new(Ignore),
+        )
+        .unwrap();
+    producer
+        .init_transactions(Duration::from_secs(5))
+        .await
+        .unwrap();
+    for (value, commit) in [
+        ("a", Some(true)),
+        ("b", Some(false)),
+        ("c", Some(true)),
+        ("d", None),
+    ] {
+        producer.begin_transaction().unwrap();
+        producer
+            .send(&OutRecord::new(TOPIC, Some(value.as_bytes())), 0)
+            .unwrap();
+        match commit {
+            Some(true) => producer
+                .commit_transaction(Duration::from_secs(5))
+                .await
+                .unwrap(),
+            Some(false) => producer
+                .abort_transaction(Duration::from_secs(5))
+                .await
+                .unwrap(),
+            None => producer.flush(Duration::from_secs(5)).await.unwrap(),
+        }
+    }
+    let worker = WorkerConfig::parse(&ConfigMap::from_pairs([
+        (
+            "key.converter",
+            "org.apache.kafka.connect.storage.StringConverter",
+        ),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.storage.StringConverter",
+        ),
+    ]))
+    .unwrap();
+    for (isolation, want) in [
+        (Some("read_committed"), vec!["a", "c"]),
+        (None, vec!["a", "b", "c", "d"]),
+    ] {
+        let mut connector = ConfigMap::from_pairs([
+            ("name", "reader"),
+            ("connector.class", "Collect"),
+            ("topics", TOPIC),
+        ]);
+        if let Some(level) = isolation {
+            connector.insert("consumer.override.isolation.level".into(), level.into());
+        }
+        let settings = SinkTaskSettings::from_configs(
+            TaskId::new(format!("reader-{}", isolation.unwrap_or("default")), 0),
+            &connector,
+            &worker,
+        )
+        .unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let plugins = SinkPlugins {
+            task: Box::new(Collect(seen.clone())),
+            task_config: ConfigMap::new(),
+            transforms: None,
+            converters: converters(),
+        };
+        let (control, rx) = watch::channel(TargetState::Started);
+        let cluster: Arc<dyn KafkaCluster> = Arc::new(kafka.clone());
+        let task = WorkerSinkTask::new(
+            settings,
+            plugins,
+            cluster,
+            Arc::new(MemoryStatusStore::default()),
+            rx,
+        )
+        .unwrap();
+        let handle = tokio::spawn(task.run());
+        for _ in 0..1000 {
+            if seen.lock().unwrap().len() >= want.len() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        settle().await;
+        let _ = control.send(TargetState::Stopped);
+        handle.await.unwrap().unwrap();
+        assert_eq!(*seen.lock().unwrap(), want, "isolation.level={isolation:?}");
+    }
+}
