@@ -68,6 +68,9 @@ pub use wait::eventually;
 
 /// Converter lookup by class name, for `with_converter_registry`.
 pub use connect_runtime::converters::ConverterRegistry;
+/// Where an [`exactly_once`](SourcePipeline::exactly_once) pipeline ends its
+/// transactions.
+pub use connect_runtime::source::TransactionBoundary;
 /// Task states the pipelines report (`RUNNING`, `PAUSED`, `FAILED`...).
 pub use connect_runtime::status::State;
 /// Transform and predicate lookup by class name, for `with_transform_registry`

@@ -7,9 +7,12 @@ use connect_api::connector::{ConnectorContext, SourceConnector};
 use connect_api::source::SourceTask;
 use connect_api::{ConfigMap, ConnectError, Result, SinkRecord, SourceMap};
 use connect_runtime::converters::ConverterRegistry;
+use connect_runtime::kafka::ClientConfig;
 use connect_runtime::kafka::{ConsumedRecord, KafkaCluster};
-use connect_runtime::offsets::{MemoryOffsetStore, OffsetStore};
-use connect_runtime::source::{SourcePlugins, SourceTaskSettings, WorkerSourceTask};
+use connect_runtime::offsets::{KafkaOffsetStore, MemoryOffsetStore, OffsetStore};
+use connect_runtime::source::{
+    SourcePlugins, SourceTaskSettings, TransactionBoundary, TransactionSettings, WorkerSourceTask,
+};
 use connect_runtime::status::{State, TargetState};
 use connect_transforms::chain::TransformChain;
 use connect_transforms::registry::TransformRegistry;
@@ -76,6 +79,10 @@ pub struct SourcePipeline {
     kafka: MemoryKafka,
     tasks: Tasks,
     store: Arc<MemoryOffsetStore>,
+    /// Exactly once: the boundary, and the offsets topic store (on the
+    /// same [`MemoryKafka`], read_committed), opened when first needed.
+    exactly_once: Option<TransactionBoundary>,
+    topic_offsets: tokio::sync::OnceCell<Arc<KafkaOffsetStore>>,
     runner: Runner,
     flush_interval: Duration,
     transforms: TransformRegistry,
@@ -120,6 +127,8 @@ impl SourcePipeline {
             kafka: kafka.clone(),
             tasks,
             store: Arc::new(MemoryOffsetStore::new()),
+            exactly_once: None,
+            topic_offsets: tokio::sync::OnceCell::new(),
             runner: Runner::new(name),
             flush_interval: Duration::from_millis(50),
             transforms: TransformRegistry::with_builtins(),
@@ -134,6 +143,49 @@ impl SourcePipeline {
     pub fn flush_interval(mut self, interval: Duration) -> Self {
         self.flush_interval = interval;
         self
+    }
+
+    /// Run the task exactly once (KIP-618), as a distributed worker with
+    /// `exactly.once.source.support=enabled` does: its records and source
+    /// offsets go in transactions ending at `boundary`
+    /// ([`TransactionBoundary::Connector`] gives the task a
+    /// [`TransactionContext`](connect_api::source::TransactionContext)).
+    /// The offsets are then kept where Kafka keeps them, in the offsets
+    /// topic `connect-offsets` of the [`MemoryKafka`], and read
+    /// `read_committed`; [`stored_offset`](Self::stored_offset) and
+    /// [`store_offset`](Self::store_offset) use it, and the records an
+    /// aborted transaction sent are never among
+    /// [`wait_for_records`](Self::wait_for_records)'.
+    pub fn exactly_once(mut self, boundary: TransactionBoundary) -> Self {
+        self.exactly_once = Some(boundary);
+        self
+    }
+
+    /// The offsets topic of an exactly-once pipeline.
+    pub const OFFSETS_TOPIC: &'static str = "connect-offsets";
+
+    /// The store the task reads and commits offsets to.
+    async fn offsets(&self) -> Result<Arc<dyn OffsetStore>> {
+        if self.exactly_once.is_none() {
+            return Ok(self.store.clone());
+        }
+        let store = self
+            .topic_offsets
+            .get_or_try_init(|| async {
+                let client = ClientConfig::from_pairs([("isolation.level", "read_committed")]);
+                KafkaOffsetStore::open(
+                    &self.kafka,
+                    &client,
+                    Self::OFFSETS_TOPIC,
+                    1,
+                    1,
+                    Duration::from_secs(30),
+                )
+                .await
+                .map(Arc::new)
+            })
+            .await?;
+        Ok(store.clone())
     }
 
     /// Resolve `transforms.*.type` in `registry` (register your SMTs there).
@@ -153,21 +205,33 @@ impl SourcePipeline {
         &self.kafka
     }
 
-    /// The offset store the task reads and commits to.
+    /// The offset store the task reads and commits to (not used by an
+    /// [`exactly_once`](Self::exactly_once) pipeline, whose offsets are in
+    /// its offsets topic).
     pub fn offset_store(&self) -> &Arc<MemoryOffsetStore> {
         &self.store
     }
 
     /// Store `offset` for source `partition`, as an earlier run would have.
     pub async fn store_offset(&self, partition: SourceMap, offset: SourceMap) -> Result<()> {
-        self.store
+        self.offsets()
+            .await?
             .write(&self.runner.name, vec![(partition, Some(offset))])
             .await
     }
 
-    /// The offset stored for source `partition`.
+    /// The offset stored for source `partition` (for an exactly-once
+    /// pipeline: the last one a committed transaction wrote, as far as the
+    /// store has read its topic; [`wait_for_offset`](Self::wait_for_offset)
+    /// waits for it).
     pub fn stored_offset(&self, partition: &SourceMap) -> Option<SourceMap> {
-        self.store.get(&self.runner.name, partition)
+        match self.exactly_once {
+            None => self.store.get(&self.runner.name, partition),
+            Some(_) => self
+                .topic_offsets
+                .get()
+                .and_then(|s| s.get(&self.runner.name, partition)),
+        }
     }
 
     /// Wait (tokio time) until the stored offset of `partition` satisfies `check`.
@@ -213,10 +277,10 @@ impl SourcePipeline {
             self.task_config = Some(task_config);
             self.config = config;
         }
-        self.spawn()
+        self.spawn().await
     }
 
-    fn spawn(&mut self) -> Result<()> {
+    async fn spawn(&mut self) -> Result<()> {
         let config = &self.config;
         let converters = task_converters(config, &self.converters)?;
         // The connector-level keys are required by the definition but
@@ -226,11 +290,17 @@ impl SourcePipeline {
             .or_insert_with(|| self.runner.name.clone());
         full.entry("connector.class".into())
             .or_insert_with(|| "testkit".into());
-        let settings = SourceTaskSettings::from_configs(
+        let mut settings = SourceTaskSettings::from_configs(
             self.runner.id(),
             &full,
             &worker_config(self.flush_interval)?,
         )?;
+        settings.transactions = self.exactly_once.map(|boundary| TransactionSettings {
+            transactional_id: TransactionSettings::transactional_id("testkit", &settings.id),
+            boundary,
+            offsets_topic: Self::OFFSETS_TOPIC.into(),
+        });
+        let store = self.offsets().await?;
         let transforms = TransformChain::from_config(config, &self.transforms)?;
         let task = match &self.tasks {
             Tasks::Factory(f) => f(),
@@ -248,7 +318,7 @@ impl SourcePipeline {
             settings,
             plugins,
             cluster,
-            self.store.clone(),
+            store,
             self.runner.status.clone(),
             control,
         )?;
@@ -296,7 +366,7 @@ impl SourcePipeline {
     /// start a fresh one with the same config and the stored offsets.
     pub async fn restart(&mut self) -> Result<()> {
         let _ = self.runner.stop().await;
-        self.spawn()
+        self.spawn().await
     }
 
     /// Wait (tokio time) for the task to fail; its error.
