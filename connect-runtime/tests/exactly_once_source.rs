@@ -168,6 +168,7 @@ impl Running {
     }
 }
 
+/// [`Numbers`] up to `end` under the task loop.
 fn start(
     kafka: &MemoryKafka,
     store: Arc<dyn OffsetStore>,
@@ -175,13 +176,24 @@ fn start(
     end: u64,
     fail_at: Arc<AtomicU64>,
 ) -> Running {
+    let numbers = Numbers {
+        next: 0,
+        end,
+        fail_at,
+        partition: Arc::new(partition()),
+    };
+    start_task(kafka, store, boundary, Box::new(numbers))
+}
+
+/// `task` under the task loop.
+fn start_task(
+    kafka: &MemoryKafka,
+    store: Arc<dyn OffsetStore>,
+    boundary: Option<TransactionBoundary>,
+    task: Box<dyn SourceTask>,
+) -> Running {
     let plugins = SourcePlugins {
-        task: Box::new(Numbers {
-            next: 0,
-            end,
-            fail_at,
-            partition: Arc::new(partition()),
-        }),
+        task,
         task_config: ConfigMap::new(),
         transforms: None,
         converters: converters(),
@@ -429,34 +441,17 @@ impl SourceTask for Boundaries {
 async fn a_connector_commits_and_aborts_where_it_says() {
     let kafka = kafka();
     let store = offset_store(&kafka).await;
-    let plugins = SourcePlugins {
-        task: Box::new(Boundaries {
-            inner: Numbers {
-                next: 0,
-                end: 40,
-                fail_at: never(),
-                partition: Arc::new(partition()),
-            },
-            ctx: None,
-        }),
-        task_config: ConfigMap::new(),
-        transforms: None,
-        converters: converters(),
+    let task = Boundaries {
+        inner: Numbers {
+            next: 0,
+            end: 40,
+            fail_at: never(),
+            partition: Arc::new(partition()),
+        },
+        ctx: None,
     };
-    let (control, rx) = watch::channel(TargetState::Started);
-    let task = WorkerSourceTask::new(
-        settings(Some(TransactionBoundary::Connector)),
-        plugins,
-        Arc::new(kafka.clone()),
-        store,
-        Arc::new(MemoryStatusStore::default()),
-        rx,
-    )
-    .unwrap();
-    let running = Running {
-        control,
-        handle: tokio::spawn(task.run()),
-    };
+    let boundary = Some(TransactionBoundary::Connector);
+    let running = start_task(&kafka, store, boundary, Box::new(task));
     wait_committed(&kafka, 30).await;
     // The abort did not fail the task, and nothing else is committed by
     // the clock.
@@ -490,26 +485,8 @@ async fn tasks_without_connector_boundaries_get_no_transaction_context() {
     for boundary in [None, Some(TransactionBoundary::Poll)] {
         let kafka = kafka();
         let seen = Arc::new(AtomicU64::new(7));
-        let (control, rx) = watch::channel(TargetState::Started);
-        let plugins = SourcePlugins {
-            task: Box::new(Probe(seen.clone())),
-            task_config: ConfigMap::new(),
-            transforms: None,
-            converters: converters(),
-        };
-        let task = WorkerSourceTask::new(
-            settings(boundary),
-            plugins,
-            Arc::new(kafka.clone()),
-            offset_store(&kafka).await,
-            Arc::new(MemoryStatusStore::default()),
-            rx,
-        )
-        .unwrap();
-        let running = Running {
-            control,
-            handle: tokio::spawn(task.run()),
-        };
+        let store = offset_store(&kafka).await;
+        let running = start_task(&kafka, store, boundary, Box::new(Probe(seen.clone())));
         settle().await;
         running.stop().await.unwrap();
         assert_eq!(seen.load(Ordering::SeqCst), 0, "{boundary:?}");
