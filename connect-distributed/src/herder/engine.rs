@@ -80,6 +80,8 @@ enum Answered {
     },
     /// `Worker::connector_task_configs` after a reconfiguration request.
     TaskConfigs(connect_api::Result<Option<Vec<ConfigMap>>>),
+    /// The leader's answer to task configs this follower sent it.
+    Published(connect_api::Result<()>, Vec<ConfigMap>),
 }
 
 /// The units the current assignment gives this worker.
@@ -110,6 +112,11 @@ pub(super) struct Engine {
     owned: Owned,
     /// Task configs the owner could not hand to the leader yet.
     unpublished: BTreeMap<String, Vec<ConfigMap>>,
+    /// Connectors whose task configs are on their way to the leader: a
+    /// follower sends them off the loop, which goes on serving the group
+    /// meanwhile (a Java leader answers only after the rebalance it may
+    /// be in, which waits for this worker to join).
+    publishing: BTreeSet<String>,
     rejoin_at: Option<Instant>,
     /// Config-mismatch rounds in a row this worker retried while up to
     /// date (the leader behind): each waits longer before the next.
@@ -165,6 +172,7 @@ impl Engine {
             started: Started::default(),
             owned: Default::default(),
             unpublished: BTreeMap::new(),
+            publishing: BTreeSet::new(),
             rejoin_at: None,
             mismatches: 0,
             behind: None,
@@ -783,6 +791,21 @@ impl Engine {
                 }
             }
             Answered::TaskConfigs(Ok(None)) => {}
+            Answered::Published(result, configs) => {
+                self.publishing.remove(name);
+                match result {
+                    // Newer configs that waited for this hand-off go now.
+                    Ok(()) if self.unpublished.contains_key(name) => {
+                        self.retry_at = Some(Instant::now());
+                    }
+                    Ok(()) => {}
+                    Err(e) => {
+                        tracing::warn!(connector = %name, error = %e, "could not hand task configs to the leader; retrying");
+                        self.unpublished.entry(name.to_string()).or_insert(configs);
+                        self.retry_at = Some(Instant::now() + PUBLISH_RETRY);
+                    }
+                }
+            }
             Answered::TaskConfigs(Err(e)) => {
                 tracing::error!(connector = %name, error = %e, "the connector could not generate task configs");
                 self.shared
@@ -800,6 +823,26 @@ impl Engine {
             && state.applied_connector_config(name) == state.connector_config(name)
         {
             self.unpublished.remove(name);
+            return;
+        }
+        if self.publishing.contains(name) {
+            // After the hand-off in flight; the newest configs win.
+            self.unpublished.insert(name.to_string(), configs);
+            return;
+        }
+        if !self.shared.view().is_leader {
+            self.unpublished.remove(name);
+            self.publishing.insert(name.to_string());
+            let shared = self.shared.clone();
+            let to = self.answer_to.clone();
+            let name = name.to_string();
+            tokio::spawn(async move {
+                let result = shared.hand_to_leader(&name, &configs).await;
+                let _ = to.send(Answer {
+                    name,
+                    kind: Answered::Published(result, configs),
+                });
+            });
             return;
         }
         match self.shared.hand_to_leader(name, &configs).await {
