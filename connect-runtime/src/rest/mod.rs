@@ -414,9 +414,9 @@ impl RestServer {
         });
         let (shutdown, stopping) = watch::channel(false);
         let mut handles = Vec::new();
-        let (main_endpoints, admin_endpoints) = match admin {
-            None => (Endpoints::All, Endpoints::AdminOnly),
-            Some(_) => (Endpoints::WithoutAdmin, Endpoints::AdminOnly),
+        let main_endpoints = match admin {
+            None => Endpoints::All,
+            Some(_) => Endpoints::WithoutAdmin,
         };
         let mut serve = |bound: Bound, tcp: Accepting, endpoints: Endpoints| {
             let app = routes(state.clone(), auth.clone(), endpoints);
@@ -452,7 +452,7 @@ impl RestServer {
             .collect();
         let admin = admin_tcp
             .into_iter()
-            .map(|(bound, tcp)| serve(bound, tcp, admin_endpoints))
+            .map(|(bound, tcp)| serve(bound, tcp, Endpoints::AdminOnly))
             .collect();
         Ok(RestServer {
             listeners,
@@ -516,7 +516,12 @@ async fn bind_all(
     } else {
         ADMIN_LISTENERS
     };
-    let mut acceptor = None;
+    // One TLS context for all the https listeners, read once.
+    let acceptor = specs
+        .iter()
+        .any(|s| s.scheme == Scheme::Https)
+        .then(|| HttpsSettings::from_worker(config, prefix)?.acceptor())
+        .transpose()?;
     let mut bound = Vec::with_capacity(specs.len());
     for spec in specs {
         let tcp = tokio::net::TcpListener::bind(&spec.addr)
@@ -536,17 +541,18 @@ async fn bind_all(
         let addr = tcp
             .local_addr()
             .map_err(|e| ConnectError::other(format!("listener address: {e}")))?;
-        let accepting = match spec.scheme {
-            Scheme::Http => Accepting::Plain(tcp),
-            Scheme::Https => {
-                if acceptor.is_none() {
-                    acceptor = Some(HttpsSettings::from_worker(config, prefix)?.acceptor()?);
-                }
-                let acceptor = acceptor.clone().expect("set just above");
-                Accepting::Tls(
-                    TlsListener::new(tcp, acceptor)
-                        .map_err(|e| ConnectError::other(format!("listener address: {e}")))?,
-                )
+        let accepting = match (spec.scheme, &acceptor) {
+            (Scheme::Http, _) => Accepting::Plain(tcp),
+            (Scheme::Https, Some(acceptor)) => Accepting::Tls(
+                TlsListener::new(tcp, acceptor.clone())
+                    .map_err(|e| ConnectError::other(format!("listener address: {e}")))?,
+            ),
+            // Not reached: the context is read whenever an https listener is given.
+            (Scheme::Https, None) => {
+                return Err(ConnectError::config(
+                    key,
+                    "no TLS settings for an https listener",
+                ))
             }
         };
         bound.push((

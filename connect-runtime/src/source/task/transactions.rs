@@ -98,6 +98,14 @@ impl Requests {
         }
     }
 
+    /// `action` once the record with `record`'s source partition and
+    /// offset is sent.
+    fn ask_at(&self, record: &SourceRecord, action: Action) {
+        let partition = SourceMap::clone(&record.source_partition);
+        let offset = record.source_offset.clone();
+        self.ask(|a| a.at.push((partition, offset, action)));
+    }
+
     /// The request ending the transaction at the record with this source
     /// partition and offset, if any.
     pub(super) fn take_at(&self, partition: &SourceMap, offset: &SourceMap) -> Option<Action> {
@@ -133,25 +141,13 @@ impl connect_api::source::TransactionContext for Requests {
         self.ask(|a| a.batch = Some(Action::Commit));
     }
     fn commit_transaction_at(&self, record: &SourceRecord) {
-        self.ask(|a| {
-            a.at.push((
-                SourceMap::clone(&record.source_partition),
-                record.source_offset.clone(),
-                Action::Commit,
-            ))
-        });
+        self.ask_at(record, Action::Commit);
     }
     fn abort_transaction(&self) {
         self.ask(|a| a.batch = Some(Action::Abort));
     }
     fn abort_transaction_at(&self, record: &SourceRecord) {
-        self.ask(|a| {
-            a.at.push((
-                SourceMap::clone(&record.source_partition),
-                record.source_offset.clone(),
-                Action::Abort,
-            ))
-        });
+        self.ask_at(record, Action::Abort);
     }
 }
 
