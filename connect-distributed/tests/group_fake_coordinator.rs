@@ -426,6 +426,7 @@ async fn a_fenced_member_stops_reporting_its_work_and_rejoins() {
     match next_event(&mut events).await {
         GroupEvent::Fenced {
             since_last_heartbeat,
+            ..
         } => {
             assert!(since_last_heartbeat >= Duration::from_millis(1000));
             assert!(

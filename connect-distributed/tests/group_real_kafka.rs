@@ -204,6 +204,7 @@ impl Cluster {
                     }
                     GroupEvent::Fenced {
                         since_last_heartbeat,
+                        ..
                     } => {
                         let mut v = v.lock().unwrap();
                         v.fenced_at = Some(Instant::now());

@@ -180,17 +180,28 @@ impl connect_api::source::SourceTask for SlowStopTask {
     }
     async fn stop(&mut self) -> connect_api::Result<()> {
         instances(|i| i.stopping_named.push(self.instance.clone()));
+        // Counted as stopped when the stop returns or is aborted (a fenced
+        // worker aborts what cannot stop before its session ends).
+        let _stopped = Stopped(&self.instance);
         tokio::time::sleep(Duration::from_millis(self.stop_ms)).await;
+        Ok(())
+    }
+}
+
+/// Records a [`SlowStopSource`] instance as stopped when dropped.
+struct Stopped<'a>(&'a str);
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
         instances(|i| {
-            if let Some(at) = i.stopping_named.iter().position(|n| *n == self.instance) {
+            if let Some(at) = i.stopping_named.iter().position(|n| n == self.0) {
                 i.stopping_named.swap_remove(at);
             }
-            *i.stops.entry(self.instance.clone()).or_default() += 1;
-            if let Some((now, _)) = i.running.get_mut(&self.instance) {
+            *i.stops.entry(self.0.to_string()).or_default() += 1;
+            if let Some((now, _)) = i.running.get_mut(self.0) {
                 *now = now.saturating_sub(1);
             }
         });
-        Ok(())
     }
 }
 

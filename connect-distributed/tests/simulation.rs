@@ -145,7 +145,7 @@ const REGRESSIONS: [(u64, &str); 5] = [
 ];
 
 /// Regression seeds found with the full schedule ([`SIZE`]).
-const REGRESSIONS_FULL: [(u64, &str); 3] = [
+const REGRESSIONS_FULL: [(u64, &str); 5] = [
     (
         785,
         "an up-to-date follower retried a config-mismatch round at once, got the same failed assignment back at once, and so on without end while the leader (behind the config topic) read (now it backs off)",
@@ -157,6 +157,14 @@ const REGRESSIONS_FULL: [(u64, &str); 3] = [
     (
         2002,
         "the same as 1411 with another schedule (found in the same 10,000-seed run)",
+    ),
+    (
+        5851,
+        "a follower cut off fenced itself half a session early, but a task that took the whole task.shutdown.graceful.timeout.ms (also half the session) to stop ended as the coordinator expired the session (now a fenced worker's stop ends a second before the session can)",
+    ),
+    (
+        8780,
+        "a fence fired while the herder was stopping a task to restart it; the restart then started the task again, and the queued fence gave it a whole graceful timeout from then (now nothing starts while fenced, and the stop's deadline counts from the session's end, not from the event's handling)",
     ),
 ];
 

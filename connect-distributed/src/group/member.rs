@@ -167,6 +167,10 @@ pub enum GroupEvent {
     Fenced {
         /// Time since the last successful heartbeat (or round).
         since_last_heartbeat: Duration,
+        /// When the coordinator may expire the session and hand the work
+        /// to others (it may be past already): the worker's work must
+        /// have stopped by then, gracefully or not.
+        session_ends: Instant,
     },
     /// Something failed and is being retried (coordinator unreachable, a
     /// broker error, an assignment that does not decode...). Informative.
@@ -319,6 +323,7 @@ impl Shared {
             let since = now.saturating_duration_since(st.last_alive);
             self.emit(GroupEvent::Fenced {
                 since_last_heartbeat: since,
+                session_ends: st.last_alive + session,
             });
             return Some(st.generation);
         }
@@ -547,6 +552,12 @@ impl GroupMember {
             fenced: st.fenced,
             api_versions: st.api_versions.clone(),
         }
+    }
+
+    /// Whether the member has fenced itself ([`GroupEvent::Fenced`]) and
+    /// not joined again since: nothing may start on this worker then.
+    pub fn is_fenced(&self) -> bool {
+        self.shared.lock().fenced
     }
 
     /// Leaves the group (LeaveGroup, at most a few seconds) and stops;
@@ -1583,7 +1594,8 @@ mod tests {
             Some(1)
         );
         assert!(
-            matches!(rx.try_recv(), Ok(GroupEvent::Fenced { since_last_heartbeat }) if since_last_heartbeat == Duration::from_millis(2000))
+            matches!(rx.try_recv(), Ok(GroupEvent::Fenced { since_last_heartbeat, session_ends })
+                if since_last_heartbeat == Duration::from_millis(2000) && session_ends == start + Duration::from_millis(1000))
         );
         assert!(shared.lock().snapshot.is_none());
         assert_eq!(

@@ -307,15 +307,26 @@ impl Engine {
             }
             GroupEvent::Fenced {
                 since_last_heartbeat,
+                session_ends,
             } => {
-                tracing::warn!(?since_last_heartbeat,
-                    "no heartbeat reached the group coordinator within the session: stopping all work, as another worker may run it now");
+                let now = Instant::now();
+                let session_left = session_ends.saturating_duration_since(now);
+                tracing::warn!(?since_last_heartbeat, ?session_left,
+                    "no heartbeat reached the group coordinator lately: stopping all work before the session can run out and another worker run it");
                 self.owned = Default::default();
                 self.shared.set_view(|v| {
                     v.leader_url = None;
                     v.is_leader = false;
                 });
-                self.stop_all().await;
+                // Stopped before the session can end, not merely within
+                // the graceful timeout: the fence comes that timeout
+                // early at most (half the session), and a stop that takes
+                // all of it would end as the coordinator hands the work
+                // out (simulation seed 5851); the event may also have
+                // waited for a stop in progress (seed 8780).
+                let graceful = self.worker().config().shutdown_timeout();
+                let limit = graceful.min(session_left.saturating_sub(FENCE_MARGIN));
+                self.stop_all_by(now + limit).await;
             }
             GroupEvent::Rebalancing { reason } => {
                 tracing::info!(?reason, "rebalancing");
@@ -574,6 +585,13 @@ impl Engine {
         for name in &stop_connectors {
             self.started.connectors.remove(name);
         }
+        // A stop takes time; the member may have fenced itself meanwhile
+        // (its event waits for this loop): then nothing starts (seed 8780:
+        // a restart started a task after the fence, which then ran on past
+        // the session).
+        if self.fenced() {
+            return;
+        }
         let owned: Vec<String> = self.owned.connectors.iter().cloned().collect();
         for name in owned {
             let Some(props) = state.connector_config(&name) else {
@@ -650,6 +668,9 @@ impl Engine {
             if self.started.tasks.contains_key(&id) {
                 continue;
             }
+            if self.fenced() {
+                return;
+            }
             let target = state
                 .target_state(&id.connector)
                 .unwrap_or(TargetState::Started);
@@ -696,6 +717,12 @@ impl Engine {
         self.started
             .targets
             .retain(|n, _| state.connector_config(n).is_some());
+    }
+
+    /// Whether the member fenced itself and has not joined since (its
+    /// `Fenced` event may still be queued behind the work in progress).
+    fn fenced(&self) -> bool {
+        self.member.as_ref().is_some_and(GroupMember::is_fenced)
     }
 
     /// Start (or restart) the connector instance off the loop; its task
@@ -953,6 +980,13 @@ impl Engine {
     }
 
     async fn stop_all(&mut self) {
+        let graceful = self.worker().config().shutdown_timeout();
+        self.stop_all_by(Instant::now() + graceful).await
+    }
+
+    /// Stop everything by `deadline`: what has not stopped then is
+    /// aborted (tasks, uncommitted) or abandoned (connectors).
+    async fn stop_all_by(&mut self, deadline: Instant) {
         let tasks: Vec<TaskId> = self.started.tasks.keys().cloned().collect();
         for call in std::mem::take(&mut self.calls).into_values().flatten() {
             call.abort();
@@ -965,12 +999,17 @@ impl Engine {
         // (`GroupConfig::fence_lead`).
         let worker = self.worker();
         tokio::join!(
-            worker.stop_tasks(&tasks),
-            worker.stop_connectors(&connectors)
+            worker.stop_tasks_by(&tasks, deadline),
+            worker.stop_connectors_by(&connectors, deadline)
         );
         self.started = Started::default();
     }
 }
+
+/// How long before its session can end a fenced worker's work must have
+/// stopped: the coordinator's expiry check and the abort of what did not
+/// stop both take a moment.
+const FENCE_MARGIN: Duration = Duration::from_secs(1);
 
 /// Connectors with their task counts and task config generations.
 fn layout(state: &ConfigState) -> BTreeMap<String, TaskLayout> {

@@ -48,6 +48,7 @@ use connect_api::{ConnectError, Result};
 use connect_transforms::chain::TransformChain;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 use tracing::Instrument;
 
 pub use client_overrides::{ClientOverridePolicy, ALLOWLIST_KEY, POLICY_KEY};
@@ -389,7 +390,8 @@ impl Worker {
         slot.abandon_calls();
         let mut instance = slot.instance.lock().await;
         let abandoned = slot.abandon.subscribe();
-        self.stop_instance(name, &slot, &mut instance).await;
+        self.stop_instance(name, &slot, &mut instance, self.graceful())
+            .await;
         instance.config = config;
         *lock(&slot.target) = target;
         if target == TargetState::Stopped {
@@ -442,10 +444,15 @@ impl Worker {
     /// Stop connector `name`'s instance (not its tasks) if it runs here,
     /// abandoning a start still in flight.
     pub async fn stop_connector(&self, name: &str) {
+        self.stop_connector_by(name, self.graceful()).await
+    }
+
+    async fn stop_connector_by(&self, name: &str, deadline: Instant) {
         let Some(slot) = self.find(name) else { return };
         slot.abandon_calls();
         let mut instance = slot.instance.lock().await;
-        self.stop_instance(name, &slot, &mut instance).await;
+        self.stop_instance(name, &slot, &mut instance, deadline)
+            .await;
         drop(instance);
         self.release_if_idle(name, slot);
     }
@@ -454,7 +461,18 @@ impl Worker {
     /// `task.shutdown.graceful.timeout.ms`: together they take one timeout
     /// at most, not one each (a fenced leader counts on that).
     pub async fn stop_connectors(&self, names: &[String]) {
-        futures::future::join_all(names.iter().map(|name| self.stop_connector(name))).await;
+        self.stop_connectors_by(names, self.graceful()).await
+    }
+
+    /// [`Worker::stop_connectors`] with a deadline of the caller's: a
+    /// connector whose `stop` has not returned by then is abandoned. For
+    /// a worker fenced out of its group, whose session ends before
+    /// `task.shutdown.graceful.timeout.ms` would.
+    pub async fn stop_connectors_by(&self, names: &[String], deadline: Instant) {
+        let stops = names
+            .iter()
+            .map(|name| self.stop_connector_by(name, deadline));
+        futures::future::join_all(stops).await;
     }
 
     /// Start task `task` of `name` with `task_config`, under the
@@ -476,7 +494,7 @@ impl Worker {
         let previous = lock(&slot.tasks).remove(&task);
         if let Some(running) = previous {
             tracing::info!(connector = %name, task, "stopping the task's running instance before starting it again");
-            self.stop_running(name, vec![(task, running)], Replaced::Yes)
+            self.stop_running(name, vec![(task, running)], Replaced::Yes, self.graceful())
                 .await;
         }
         tracing::info!(connector = %name, task, "starting task");
@@ -495,7 +513,7 @@ impl Worker {
                 // later one runs, the other stops.
                 let raced = lock(&slot.tasks).insert(task, running);
                 if let Some(raced) = raced {
-                    self.stop_running(name, vec![(task, raced)], Replaced::Yes)
+                    self.stop_running(name, vec![(task, raced)], Replaced::Yes, self.graceful())
                         .await;
                 }
                 Ok(())
@@ -516,6 +534,15 @@ impl Worker {
     /// Stop these tasks where they run here (flushing and committing,
     /// together, within `task.shutdown.graceful.timeout.ms`).
     pub async fn stop_tasks(&self, tasks: &[TaskId]) {
+        self.stop_tasks_by(tasks, self.graceful()).await
+    }
+
+    /// [`Worker::stop_tasks`] with a deadline of the caller's: a task still
+    /// running then is aborted without committing (its records since the
+    /// last commit are delivered again by whoever runs it next). For a
+    /// worker fenced out of its group, whose session ends before
+    /// `task.shutdown.graceful.timeout.ms` would.
+    pub async fn stop_tasks_by(&self, tasks: &[TaskId], deadline: Instant) {
         let mut by_connector: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
         for id in tasks {
             by_connector.entry(&id.connector).or_default().push(id.task);
@@ -530,7 +557,8 @@ impl Worker {
                     .collect()
             };
             Some(async move {
-                self.stop_running(name, running, Replaced::No).await;
+                self.stop_running(name, running, Replaced::No, deadline)
+                    .await;
                 self.release_if_idle(name, slot);
             })
         });
@@ -546,10 +574,12 @@ impl Worker {
         *lock(&slot.target) = target;
         if target == TargetState::Stopped {
             slot.abandon_calls();
-            self.stop_running(name, slot.take_tasks(), Replaced::No)
+            let deadline = self.graceful();
+            self.stop_running(name, slot.take_tasks(), Replaced::No, deadline)
                 .await;
             let mut instance = slot.instance.lock().await;
-            self.stop_instance(name, &slot, &mut instance).await;
+            self.stop_instance(name, &slot, &mut instance, deadline)
+                .await;
             drop(instance);
             self.release_if_idle(name, slot);
             self.inner.status.put_connector(name, State::Stopped, None);
@@ -598,11 +628,13 @@ impl Worker {
             slot.abandon_calls();
         }
         // All connectors at once: each task has the same graceful timeout.
+        let deadline = self.graceful();
         let stops = slots.iter().map(|(name, slot)| async move {
-            self.stop_running(name, slot.take_tasks(), Replaced::No)
+            self.stop_running(name, slot.take_tasks(), Replaced::No, deadline)
                 .await;
             let mut instance = slot.instance.lock().await;
-            self.stop_instance(name, slot, &mut instance).await;
+            self.stop_instance(name, slot, &mut instance, deadline)
+                .await;
         });
         futures::future::join_all(stops).await;
     }
@@ -896,6 +928,12 @@ impl Worker {
         Ok(RunningTask { control, handle })
     }
 
+    /// When a stop that starts now must be done:
+    /// `task.shutdown.graceful.timeout.ms` from now.
+    fn graceful(&self) -> Instant {
+        Instant::now() + self.inner.config.shutdown_timeout()
+    }
+
     /// Tell every task to stop, then wait for them together: they flush
     /// and commit at the same time, within one
     /// `task.shutdown.graceful.timeout.ms`, rather than one after another.
@@ -903,18 +941,22 @@ impl Worker {
     /// `onShutdown`), so no status says it runs where nothing runs it;
     /// unless another copy replaces it at once (a restart), whose own
     /// states follow.
-    async fn stop_running(&self, name: &str, tasks: Vec<(u32, RunningTask)>, replaced: Replaced) {
+    async fn stop_running(
+        &self,
+        name: &str,
+        tasks: Vec<(u32, RunningTask)>,
+        replaced: Replaced,
+        deadline: Instant,
+    ) {
         for (t, running) in &tasks {
             let _ = running.control.send(TargetState::Stopped);
             self.inner.metrics.forget(name, Some(*t));
         }
-        let timeout = self.inner.config.shutdown_timeout();
-        let deadline = tokio::time::Instant::now() + timeout;
         let waits = tasks.into_iter().map(|(t, running)| async move {
             let mut handle = running.handle;
             if tokio::time::timeout_at(deadline, &mut handle).await.is_err() {
                 tracing::error!(connector = %name, task = t,
-                    "task did not stop within task.shutdown.graceful.timeout.ms ({timeout:?}); aborting it");
+                    "task did not stop in time (task.shutdown.graceful.timeout.ms, or the group session's end for a fenced worker); aborting it");
                 handle.abort();
             }
             let id = task_id(name, t);
@@ -928,20 +970,25 @@ impl Worker {
     /// Stop the instance only, within `task.shutdown.graceful.timeout.ms`:
     /// a `stop` that hangs past it is abandoned (as Kafka abandons a
     /// connector that does not stop in time).
-    async fn stop_instance(&self, name: &str, slot: &Slot, instance: &mut Instance) {
+    async fn stop_instance(
+        &self,
+        name: &str,
+        slot: &Slot,
+        instance: &mut Instance,
+        deadline: Instant,
+    ) {
         slot.running.store(false, Ordering::Release);
         if let Some(mut connector) = instance.connector.take() {
-            let timeout = self.inner.config.shutdown_timeout();
             let stopped = contain(format!("connector {name}: stop"), async move {
                 connector.as_connector().stop().await
             });
-            match tokio::time::timeout(timeout, stopped).await {
+            match tokio::time::timeout_at(deadline, stopped).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
                     tracing::warn!(connector = %name, error = %e, "connector stop failed")
                 }
                 Err(_) => tracing::error!(connector = %name,
-                    "connector stop did not return within task.shutdown.graceful.timeout.ms ({timeout:?}); abandoned it"),
+                    "connector stop did not return in time (task.shutdown.graceful.timeout.ms, or the group session's end for a fenced worker); abandoned it"),
             }
         }
     }
