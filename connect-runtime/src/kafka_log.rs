@@ -222,6 +222,8 @@ impl KafkaLog {
         let topic = spec.topic;
 
         let mut producer_config = client.clone();
+        // A consumer's key (read_committed logs); librdkafka warns of it.
+        producer_config.remove("isolation.level");
         producer_config.insert("acks".into(), "all".into());
         // One request in flight keeps records in send order across retries.
         producer_config

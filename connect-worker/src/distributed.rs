@@ -228,8 +228,14 @@ async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<()
         }
     }
     let cluster: Arc<dyn KafkaCluster> = Arc::new(RdKafkaCluster::new(base));
-    let client = setup.worker.admin_props();
+    let mut client = setup.worker.admin_props();
     let d = &setup.distributed;
+    if d.exactly_once_source.fences() {
+        // Source offsets are written in the tasks' transactions (and a
+        // Java leader writes the config topic in its own): an aborted
+        // transaction's records must not count.
+        client.insert("isolation.level".into(), "read_committed".into());
+    }
     let opened = |what: &str, e: connect_api::ConnectError| {
         failure(format!("{file}: cannot open the {what} topic: {e}"))
     };

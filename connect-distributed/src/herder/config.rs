@@ -61,6 +61,8 @@ pub struct DistributedConfig {
     /// `inter.worker.key.ttl.ms`: how long a session key lives before the
     /// leader rotates it.
     pub key_ttl: Duration,
+    /// `exactly.once.source.support`.
+    pub exactly_once_source: ExactlyOnceSourceSupport,
 }
 
 fn required(props: &BTreeMap<String, String>, key: &str) -> Result<String, ConnectError> {
@@ -127,28 +129,44 @@ fn topic(
     })
 }
 
-/// `exactly.once.source.support`: Kafka's values are `disabled` (the
-/// default), `preparing` and `enabled`. This worker runs source tasks at
-/// least once only, so it refuses the other two rather than join a cluster
-/// whose other workers fence and write transactionally on its behalf.
-fn check_exactly_once_source(props: &BTreeMap<String, String>) -> Result<(), ConnectError> {
+/// `exactly.once.source.support` (KIP-618), with Kafka's values and
+/// meaning. Every worker of a cluster must have the same value, as in
+/// Kafka.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExactlyOnceSourceSupport {
+    /// Source tasks deliver at least once (Kafka's default).
+    #[default]
+    Disabled,
+    /// A step of a rolling upgrade: source tasks still deliver at least
+    /// once, but this worker, as leader, fences zombies when asked
+    /// (`PUT /connectors/{c}/fence`), so workers with `enabled` can join.
+    Preparing,
+    /// Source tasks deliver exactly once: each in transactions of its own
+    /// producer, with the tasks of earlier generations fenced out first.
+    Enabled,
+}
+
+impl ExactlyOnceSourceSupport {
     const KEY: &str = "exactly.once.source.support";
-    match props.get(KEY).map(|v| v.trim()) {
-        None | Some("disabled") => Ok(()),
-        Some(v @ ("preparing" | "enabled")) => Err(ConnectError::config(
-            KEY,
-            format!(
-                "{KEY}={v} is not supported by this worker yet: it runs source tasks at least once, \
-                 without transactions or zombie fencing. Set {KEY}=disabled on every worker of the \
-                 cluster (Kafka requires the same value on all of them)"
-            ),
-        )),
-        Some(v) => Err(ConnectError::config(
-            KEY,
-            format!(
-                "Invalid value {v} for configuration {KEY}: String must be one of: disabled, preparing, enabled"
-            ),
-        )),
+
+    fn parse(props: &BTreeMap<String, String>) -> Result<Self, ConnectError> {
+        match props.get(Self::KEY).map(|v| v.trim()) {
+            None | Some("disabled") => Ok(Self::Disabled),
+            Some("preparing") => Ok(Self::Preparing),
+            Some("enabled") => Ok(Self::Enabled),
+            Some(v) => Err(ConnectError::config(
+                Self::KEY,
+                format!(
+                    "Invalid value {v} for configuration {}: String must be one of: disabled, preparing, enabled",
+                    Self::KEY
+                ),
+            )),
+        }
+    }
+
+    /// Whether the leader fences zombies (`preparing` and `enabled`).
+    pub fn fences(self) -> bool {
+        self != Self::Disabled
     }
 }
 
@@ -195,7 +213,7 @@ impl DistributedConfig {
         let sync_ms: u64 = number(&props, "worker.sync.timeout.ms", 3000)?;
         let unsync_ms: u64 = number(&props, "worker.unsync.backoff.ms", 300_000)?;
         let ttl_ms: u64 = number(&props, "inter.worker.key.ttl.ms", 3_600_000)?;
-        check_exactly_once_source(&props)?;
+        let exactly_once_source = ExactlyOnceSourceSupport::parse(&props)?;
         Ok(DistributedConfig {
             group,
             configs: topic(&props, "config", Some(1))?,
@@ -205,6 +223,7 @@ impl DistributedConfig {
             worker_sync_timeout: Duration::from_millis(sync_ms),
             worker_unsync_backoff: Duration::from_millis(unsync_ms),
             key_ttl: Duration::from_millis(ttl_ms),
+            exactly_once_source,
         })
     }
 }
@@ -247,20 +266,28 @@ mod tests {
     }
 
     #[test]
-    fn exactly_once_source_support_is_disabled_here() {
+    fn exactly_once_source_support_takes_kafkas_values() {
         let with = |v: &'static str| {
             let mut props = base();
             props.push(("exactly.once.source.support", v));
-            DistributedConfig::parse(props).map(|_| ())
+            DistributedConfig::parse(props).map(|c| c.exactly_once_source)
         };
-        assert!(with("disabled").is_ok());
-        for v in ["enabled", "preparing"] {
-            let e = with(v).unwrap_err().to_string();
-            assert!(
-                e.contains("exactly.once.source.support") && e.contains("not supported"),
-                "{e}"
-            );
-        }
+        assert_eq!(
+            DistributedConfig::parse(base())
+                .unwrap()
+                .exactly_once_source,
+            ExactlyOnceSourceSupport::Disabled
+        );
+        assert_eq!(
+            with("disabled").unwrap(),
+            ExactlyOnceSourceSupport::Disabled
+        );
+        assert_eq!(
+            with("preparing").unwrap(),
+            ExactlyOnceSourceSupport::Preparing
+        );
+        assert_eq!(with("enabled").unwrap(), ExactlyOnceSourceSupport::Enabled);
+        // Case-sensitive, as Kafka's validator.
         let e = with("ENABLED").unwrap_err().to_string();
         assert!(
             e.contains("must be one of: disabled, preparing, enabled"),

@@ -26,6 +26,7 @@
 
 pub mod config;
 mod engine;
+mod fencing;
 pub mod internal;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -49,7 +50,7 @@ use connect_runtime::worker::{
 };
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
-pub use config::{DistributedConfig, TopicSettings};
+pub use config::{DistributedConfig, ExactlyOnceSourceSupport, TopicSettings};
 
 use crate::assignor::{assign, assign_eager, AssignorState, Member, RoundInput};
 use crate::group::{GroupHandler, GroupMember, HandlerError, LeaderRound, WorkerState};
@@ -151,6 +152,8 @@ struct Shared {
     /// Requests to other workers, over https with the worker's trust
     /// settings when it has any; set by `start`.
     client: std::sync::OnceLock<RestClient>,
+    /// Held by the zombie fencing under way (one at a time).
+    fencing: tokio::sync::Mutex<()>,
 }
 
 impl Shared {
@@ -415,6 +418,7 @@ impl DistributedHerder {
                 left: watch::channel(false).0,
                 placed: Mutex::new(BTreeSet::new()),
                 client: std::sync::OnceLock::new(),
+                fencing: tokio::sync::Mutex::new(()),
             }),
             stop: Arc::new(watch::channel(false).0),
         }
@@ -434,6 +438,10 @@ impl DistributedHerder {
         match self.shared.url.lock() {
             Ok(mut u) => *u = url,
             Err(p) => *p.into_inner() = url,
+        }
+        if self.shared.settings.exactly_once_source == ExactlyOnceSourceSupport::Enabled {
+            let fencing = fencing::HerderFencing(Arc::downgrade(&self.shared));
+            self.shared.worker.set_zombie_fencing(Arc::new(fencing));
         }
         let (barrier, barriers) = mpsc::unbounded_channel();
         let handler = Arc::new(Coordination {
@@ -609,12 +617,7 @@ impl DistributedHerder {
             return Err(InternalRequestError::NotLeader(view.leader_url));
         }
         let state = self.shared.configs.state();
-        if view.protocol == SubProtocol::Sessioned {
-            match state.session_key() {
-                Some(key) => internal::verify(key, body, signature)?,
-                None => return Err(InternalRequestError::NoSessionKey),
-            }
-        }
+        self.check_signature(&view, &state, body, signature)?;
         if state.connector_config(name).is_none() {
             return Err(InternalRequestError::Failed(not_found(name)));
         }
@@ -623,6 +626,40 @@ impl DistributedHerder {
             .write_task_configs(name, &configs)
             .await
             .map_err(InternalRequestError::Failed)
+    }
+
+    /// A request between workers must be signed with the session key once
+    /// the group signs them (the `sessioned` sub-protocol, KIP-507).
+    fn check_signature(
+        &self,
+        view: &View,
+        state: &ConfigState,
+        body: &[u8],
+        signature: Option<(&str, &str)>,
+    ) -> std::result::Result<(), InternalRequestError> {
+        if view.protocol == SubProtocol::Sessioned {
+            match state.session_key() {
+                Some(key) => internal::verify(key, body, signature)?,
+                None => return Err(InternalRequestError::NoSessionKey),
+            }
+        }
+        Ok(())
+    }
+
+    /// The internal request `PUT /connectors/{c}/fence`: the leader fences
+    /// the zombies of an exactly-once source connector (module `fencing`).
+    pub async fn take_fencing_request(
+        &self,
+        name: &str,
+        body: &[u8],
+        signature: Option<(&str, &str)>,
+    ) -> std::result::Result<(), InternalRequestError> {
+        let view = self.shared.view();
+        if !view.is_leader {
+            return Err(InternalRequestError::NotLeader(view.leader_url));
+        }
+        self.check_signature(&view, &self.shared.configs.state(), body, signature)?;
+        self.shared.fence_zombies(name).await
     }
 
     fn state(&self) -> ConfigState {
@@ -990,10 +1027,18 @@ impl Herder for DistributedHerder {
     ) -> std::result::Result<(), InternalRefusal> {
         self.take_task_configs(name, body, signature)
             .await
-            .map_err(|e| InternalRefusal {
-                status: e.status(),
-                message: e.to_string(),
-            })
+            .map_err(InternalRequestError::refusal)
+    }
+
+    async fn fence_zombies(
+        &self,
+        name: &str,
+        body: &[u8],
+        signature: Option<(&str, &str)>,
+    ) -> std::result::Result<(), InternalRefusal> {
+        self.take_fencing_request(name, body, signature)
+            .await
+            .map_err(InternalRequestError::refusal)
     }
 }
 
@@ -1007,8 +1052,16 @@ impl InternalRequestError {
             InternalRequestError::Failed(e) => match e.kind() {
                 connect_api::ErrorKind::NotFound => 404,
                 connect_api::ErrorKind::Config { .. } => 400,
+                connect_api::ErrorKind::Conflict => 409,
                 _ => 500,
             },
+        }
+    }
+
+    fn refusal(self) -> InternalRefusal {
+        InternalRefusal {
+            status: self.status(),
+            message: self.to_string(),
         }
     }
 }
@@ -1083,12 +1136,16 @@ impl DistributedHerder {
 
 impl DistributedHerder {
     /// What this worker adds to a connector config's checks: its
-    /// exactly-once source support (disabled: `exactly.once.source.support=enabled`
-    /// is refused at start, [`DistributedConfig::parse`]) and its client
-    /// override policy.
+    /// exactly-once source support (`exactly.once.source.support=enabled`
+    /// only; `preparing` runs tasks at least once) and its client override
+    /// policy.
     fn rules(&self) -> WorkerRules {
+        let exactly_once = match self.shared.settings.exactly_once_source {
+            ExactlyOnceSourceSupport::Enabled => ExactlyOnceSource::Enabled,
+            _ => ExactlyOnceSource::Disabled,
+        };
         WorkerRules {
-            exactly_once: ExactlyOnceSource::Disabled,
+            exactly_once,
             client_overrides: self.shared.worker.config().client_override_policy().clone(),
         }
     }

@@ -187,6 +187,25 @@ pub trait Herder: Send + Sync + 'static {
                 .to_string(),
         })
     }
+
+    /// The internal request `PUT /connectors/{name}/fence` (KIP-618): the
+    /// group leader fences the transactional producers of the exactly-once
+    /// source connector's earlier task generations and records its task
+    /// count, signed as [`Herder::accept_task_configs`] (over `body`,
+    /// empty). Only a distributed herder takes it; a standalone worker
+    /// answers 404.
+    async fn fence_zombies(
+        &self,
+        name: &str,
+        body: &[u8],
+        signature: Option<(&str, &str)>,
+    ) -> std::result::Result<(), InternalRefusal> {
+        let _ = (name, body, signature);
+        Err(InternalRefusal {
+            status: 404,
+            message: "Zombie fencing requests are only taken by distributed workers".to_string(),
+        })
+    }
 }
 
 /// How long a REST request waits for a rebalance under way to settle (a

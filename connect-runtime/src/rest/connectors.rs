@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
 use super::{ApiError, Shared};
+use crate::herder::InternalRefusal;
 use crate::status::TargetState;
 use crate::worker::offset_admin::OffsetChange;
 use crate::worker::providers;
@@ -352,19 +353,44 @@ pub(super) async fn put_task_configs(
     headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
+    let signature = signature(&headers);
+    internal_answer(
+        state
+            .herder
+            .accept_task_configs(&name, &body, signature)
+            .await,
+    )
+}
+
+/// `PUT /connectors/{name}/fence`: the internal request that has the
+/// leader fence the zombies of an exactly-once source connector's
+/// earlier tasks (distributed mode only).
+pub(super) async fn fence(
+    State(state): State<Shared>,
+    Path(name): Path<String>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
+    let signature = signature(&headers);
+    internal_answer(state.herder.fence_zombies(&name, &body, signature).await)
+}
+
+/// The KIP-507 signature headers of an internal request, when both are
+/// there.
+fn signature(headers: &axum::http::HeaderMap) -> Option<(&str, &str)> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let signature = match (
+    match (
         header("X-Connect-Request-Signature-Algorithm"),
         header("X-Connect-Authorization"),
     ) {
         (Some(algorithm), Some(signature)) => Some((algorithm, signature)),
         _ => None,
-    };
-    match state
-        .herder
-        .accept_task_configs(&name, &body, signature)
-        .await
-    {
+    }
+}
+
+/// 204, or the herder's refusal with its status.
+fn internal_answer(answer: Result<(), InternalRefusal>) -> ApiResult<StatusCode> {
+    match answer {
         Ok(()) => Ok(StatusCode::NO_CONTENT),
         Err(refusal) => Err(ApiError::new(
             StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),

@@ -189,6 +189,7 @@ fn api_routes(router: Router<Shared>) -> Router<Shared> {
         .route("/connectors/{name}/pause", put(connectors::pause))
         .route("/connectors/{name}/resume", put(connectors::resume))
         .route("/connectors/{name}/stop", put(connectors::stop))
+        .route("/connectors/{name}/fence", put(connectors::fence))
         .route(
             "/connectors/{name}/offsets",
             get(connectors::offsets)

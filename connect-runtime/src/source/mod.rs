@@ -5,5 +5,5 @@ pub mod task;
 
 pub use task::{
     OffsetsInvalidPolicy, SourcePlugins, SourceTaskSettings, TransactionBoundary,
-    TransactionSettings, WorkerSourceTask,
+    TransactionSettings, WorkerSourceTask, ZombieFencing,
 };

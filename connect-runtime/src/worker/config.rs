@@ -159,6 +159,35 @@ impl WorkerConfig {
         (unknown, deprecated)
     }
 
+    /// Whether source tasks deliver exactly once: a distributed worker
+    /// with `exactly.once.source.support=enabled` (`preparing` and
+    /// `disabled` run them at least once).
+    pub fn exactly_once_source(&self) -> bool {
+        self.parsed
+            .originals()
+            .get("exactly.once.source.support")
+            .is_some_and(|v| v.trim() == "enabled")
+    }
+
+    /// `group.id` of a distributed worker ("" otherwise).
+    pub fn group_id(&self) -> &str {
+        self.parsed
+            .originals()
+            .get("group.id")
+            .map_or("", |g| g.trim())
+    }
+
+    /// `offset.storage.topic` of a distributed worker (Kafka's default
+    /// name otherwise).
+    pub fn offset_storage_topic(&self) -> &str {
+        self.parsed
+            .originals()
+            .get("offset.storage.topic")
+            .map(|t| t.trim())
+            .filter(|t| !t.is_empty())
+            .unwrap_or("connect-offsets")
+    }
+
     /// The raw map (for converter resolution).
     pub fn originals(&self) -> &ConfigMap {
         self.parsed.originals()

@@ -66,7 +66,7 @@ use crate::metrics::{ConnectorMeta, Startup, TaskKind, WorkerMetrics};
 use crate::offsets::OffsetStore;
 use crate::panics::{contain, contain_sync};
 use crate::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
-use crate::source::{SourcePlugins, SourceTaskSettings, WorkerSourceTask};
+use crate::source::{SourcePlugins, SourceTaskSettings, WorkerSourceTask, ZombieFencing};
 use crate::status::{MemoryStatusStore, State, StatusListener, StatusStore, TargetState, TaskId};
 
 struct RunningTask {
@@ -172,6 +172,9 @@ struct Inner {
     cluster_id: tokio::sync::OnceCell<String>,
     /// Set once the stall watch runs (started with the first task).
     stall_watch: OnceLock<()>,
+    /// The distributed herder's zombie fencing around exactly-once source
+    /// tasks' producer starts ([`Worker::set_zombie_fencing`]).
+    zombie_fencing: OnceLock<Arc<dyn ZombieFencing>>,
 }
 
 impl Drop for Inner {
@@ -271,8 +274,19 @@ impl Worker {
                 reconfigure: Route::default(),
                 cluster_id: tokio::sync::OnceCell::new(),
                 stall_watch: OnceLock::new(),
+                zombie_fencing: OnceLock::new(),
             }),
         }
+    }
+
+    /// Have exactly-once source tasks (a worker with
+    /// `exactly.once.source.support=enabled`) call `fencing` before and
+    /// after their transactional producer takes over its id: the
+    /// distributed herder fences the tasks of earlier generations then,
+    /// and checks the task may still start. Set once; later calls are
+    /// ignored.
+    pub fn set_zombie_fencing(&self, fencing: Arc<dyn ZombieFencing>) {
+        let _ = self.inner.zombie_fencing.set(fencing);
     }
 
     /// The worker id shown in statuses.
@@ -898,7 +912,7 @@ impl Worker {
                     transforms: (!transforms.is_empty()).then_some(transforms),
                     converters,
                 };
-                let task = WorkerSourceTask::new(
+                let mut task = WorkerSourceTask::new(
                     settings,
                     plugins,
                     inner.cluster.clone(),
@@ -906,6 +920,9 @@ impl Worker {
                     status,
                     rx,
                 )?;
+                if let Some(fencing) = inner.zombie_fencing.get() {
+                    task = task.with_zombie_fencing(fencing.clone());
+                }
                 tokio::spawn(task.run().instrument(span))
             }
             AnyConnector::Sink(c) => {

@@ -8,11 +8,13 @@ use connect_api::config::{with_prefix, ConfigMap};
 use connect_api::connector::ConnectorType;
 use connect_api::{ConnectError, Result};
 
-use super::config::{sink_topics, source_connector_def, WorkerConfig};
+use super::config::{sink_topics, source_connector_def, WorkerConfig, TRANSACTION_BOUNDARY};
 use crate::errors::ErrorConfig;
 use crate::kafka::Subscription;
 use crate::sink::SinkTaskSettings;
-use crate::source::{OffsetsInvalidPolicy, SourceTaskSettings};
+use crate::source::{
+    OffsetsInvalidPolicy, SourceTaskSettings, TransactionBoundary, TransactionSettings,
+};
 use crate::status::TaskId;
 
 /// How long a sink task's consumer poll waits before the loop turns (idle
@@ -51,6 +53,7 @@ impl SourceTaskSettings {
             Some(p) if p.eq_ignore_ascii_case("reset") => OffsetsInvalidPolicy::Reset,
             _ => OffsetsInvalidPolicy::Fail,
         };
+        let transactions = transactions(&id, &def, worker)?;
         Ok(SourceTaskSettings {
             id,
             flush_interval: worker.offset_flush_interval(),
@@ -65,9 +68,58 @@ impl SourceTaskSettings {
             producer: client_props(worker.producer_props(), connector, "producer.override."),
             shutdown_timeout: worker.shutdown_timeout(),
             metrics: Default::default(),
-            transactions: None,
+            transactions,
         })
     }
+}
+
+/// The transactions of a source task on a worker with exactly-once source
+/// support: Kafka's transactional id, the connector's boundary, the
+/// worker's offsets topic.
+fn transactions(
+    id: &TaskId,
+    def: &connect_api::config::ParsedConfig,
+    worker: &WorkerConfig,
+) -> Result<Option<TransactionSettings>> {
+    if !worker.exactly_once_source() {
+        return Ok(None);
+    }
+    let boundary = match def
+        .get_string(TRANSACTION_BOUNDARY)
+        .map(|b| b.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        Some("interval") => {
+            let every = def
+                .get_long("transaction.boundary.interval.ms")
+                .map_or(worker.offset_flush_interval(), |ms| {
+                    Duration::from_millis(ms.max(0) as u64)
+                });
+            TransactionBoundary::Interval(every)
+        }
+        Some("connector") => TransactionBoundary::Connector,
+        _ => TransactionBoundary::Poll,
+    };
+    let offsets_topic = worker.offset_storage_topic();
+    if let Some(own) = def
+        .get_string("offsets.storage.topic")
+        .map(str::trim)
+        .filter(|t| *t != offsets_topic)
+    {
+        return Err(ConnectError::config(
+            "offsets.storage.topic",
+            format!(
+                "connector {}: a separate offsets topic ('{own}') is not supported yet with \
+                 exactly-once source support; remove the key to use the worker's '{offsets_topic}'",
+                id.connector
+            ),
+        ));
+    }
+    Ok(Some(TransactionSettings {
+        transactional_id: TransactionSettings::transactional_id(worker.group_id(), id),
+        boundary,
+        offsets_topic: offsets_topic.to_string(),
+    }))
 }
 
 impl SinkTaskSettings {

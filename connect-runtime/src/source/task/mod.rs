@@ -37,7 +37,7 @@ use self::acks::{AckMeta, AckQueue, Resends};
 use self::commit::OffsetWriter;
 use self::topics::{create_topic, SeenTopics};
 use self::transactions::Transactions;
-pub use self::transactions::{TransactionBoundary, TransactionSettings};
+pub use self::transactions::{TransactionBoundary, TransactionSettings, ZombieFencing};
 use super::submitted::SubmittedRecords;
 use crate::codec::{self, Encoded};
 use crate::converters::TaskConverters;
@@ -321,8 +321,11 @@ impl WorkerSourceTask {
     async fn run_inner(&mut self) -> Result<()> {
         // A task moved here from another worker resumes from that worker's
         // last committed offsets, which a shared store may not have read yet.
-        self.offsets.refresh().await?;
+        // A transactional task first takes over its id (aborting what an
+        // earlier instance left open, which read_committed readers of the
+        // offsets would otherwise wait for), then reads its offsets.
         self.init_transactions().await?;
+        self.offsets.refresh().await?;
         loop {
             let ctx: Arc<dyn SourceTaskContext> = self.context.clone();
             let config = self.plugins.task_config.clone();

@@ -17,6 +17,7 @@
 
 use super::*;
 use crate::offsets::offset_key_bytes;
+use async_trait::async_trait;
 
 /// `transaction.boundary`: when a transactional source task commits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +60,24 @@ impl TransactionSettings {
     pub fn transactional_id(group_id: &str, task: &TaskId) -> String {
         format!("{group_id}-{}-{}", task.connector, task.task)
     }
+}
+
+/// What a distributed herder does around an exactly-once task's producer
+/// start (Kafka's pre- and post-producer checks): the leader fences the
+/// transactional ids of the connector's earlier task generations
+/// (zombies that another worker may still run) before the task's producer
+/// takes over its own id; afterwards, the task starts only if its task
+/// configs are still current and it is still assigned here.
+#[async_trait]
+pub trait ZombieFencing: Send + Sync {
+    /// Before the producer's `init_transactions`: have the tasks of
+    /// earlier generations of `task`'s connector fenced out. Returns the
+    /// task config generation the task was started for, for
+    /// [`ZombieFencing::verify`].
+    async fn fence(&self, task: &TaskId) -> Result<i64>;
+    /// After `init_transactions`: fail when the connector has newer task
+    /// configs than `generation` or `task` is no longer assigned here.
+    async fn verify(&self, task: &TaskId, generation: i64) -> Result<()>;
 }
 
 /// Delivery tokens of the offset records a transaction carries. The
@@ -152,11 +171,13 @@ impl connect_api::source::TransactionContext for Requests {
 }
 
 /// A transactional task's state.
-#[derive(Debug)]
 pub(super) struct Transactions {
     pub(super) settings: TransactionSettings,
     /// A transaction is open: records were sent since the last boundary.
     open: bool,
+    /// The herder's fencing around the producer's start, in distributed
+    /// mode.
+    fencing: Option<Arc<dyn ZombieFencing>>,
 }
 
 impl Transactions {
@@ -164,6 +185,7 @@ impl Transactions {
         Transactions {
             settings,
             open: false,
+            fencing: None,
         }
     }
 }
@@ -175,22 +197,47 @@ impl WorkerSourceTask {
         config.insert("enable.idempotence".into(), "true".into());
     }
 
-    /// Before the task starts: take over the transactional id, fencing any
-    /// earlier instance of this task and aborting what it left open.
+    /// Have the herder fence this task's zombies and check it may start
+    /// (distributed mode, [`ZombieFencing`]); a task without transactions
+    /// or without a herder's fencing ignores it.
+    pub fn with_zombie_fencing(mut self, fencing: Arc<dyn ZombieFencing>) -> Self {
+        if let Some(t) = self.transactions.as_mut() {
+            t.fencing = Some(fencing);
+        }
+        self
+    }
+
+    /// Before the task starts: have the earlier task generations fenced
+    /// (distributed mode), take over the transactional id, fencing any
+    /// earlier instance of this task and aborting what it left open, then
+    /// check the task may still start.
     pub(super) async fn init_transactions(&mut self) -> Result<()> {
         let Some(t) = &self.transactions else {
             return Ok(());
         };
         let id = t.settings.transactional_id.clone();
+        let fencing = t.fencing.clone();
+        let task = &self.settings.id;
+        let generation = match &fencing {
+            Some(f) => Some(f.fence(task).await.map_err(|e| {
+                e.context(format!(
+                    "source task {task}: the zombie fencing before its producer started failed"
+                ))
+            })?),
+            None => None,
+        };
         self.producer
             .init_transactions(self.settings.flush_timeout.max(Duration::from_secs(30)))
             .await
             .map_err(|e| {
                 ConnectError::from(e).context(format!(
-                    "cannot initialize the transactional producer '{id}' of source task {}",
-                    self.settings.id
+                    "cannot initialize the transactional producer '{id}' of source task {task}"
                 ))
-            })
+            })?;
+        if let (Some(f), Some(generation)) = (&fencing, generation) {
+            f.verify(task, generation).await?;
+        }
+        Ok(())
     }
 
     /// Open a transaction before the first send after a boundary; nothing
