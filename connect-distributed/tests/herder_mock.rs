@@ -1,7 +1,9 @@
 //! The distributed herder in process, on librdkafka's mock cluster (no
 //! broker needed): two workers share a group and the three topics, REST
 //! calls through either one act on the whole cluster, files flow from a
-//! source to a sink, and bad requests get Kafka's errors.
+//! source to a sink, and bad requests get Kafka's errors. The scenarios
+//! whose outcome the mock cluster cannot show (it fences no producer) run
+//! on the real broker too, through the same harness ([`Brokers`]).
 //!
 //! The multi-process drills on the real broker are in
 //! `connect-worker/tests/distributed_drills.rs`.
@@ -351,6 +353,69 @@ impl Node {
     }
 }
 
+/// Where the workers of a test find Kafka: librdkafka's mock cluster, or
+/// the real broker of `KAFKA_BOOTSTRAP_SERVERS` (internal topics named
+/// for the test there, as the broker outlives it).
+trait Brokers {
+    fn bootstrap(&self) -> String;
+    fn cluster(&self) -> Arc<dyn KafkaCluster>;
+    /// The name of the internal topic `base` in this test.
+    fn topic(&self, base: &str) -> String {
+        base.to_string()
+    }
+}
+
+impl Brokers for MockKafka {
+    fn bootstrap(&self) -> String {
+        self.bootstrap_servers().to_string()
+    }
+    fn cluster(&self) -> Arc<dyn KafkaCluster> {
+        Arc::new(MockKafka::cluster(self))
+    }
+}
+
+/// The real broker, with the internal topics suffixed for one test.
+struct RealKafka {
+    bootstrap: String,
+    suffix: String,
+}
+
+impl RealKafka {
+    /// The broker of `KAFKA_BOOTSTRAP_SERVERS`, or `None` after saying
+    /// loudly, outside libtest's capture, that `test` was skipped.
+    fn from_env(test: &str) -> Option<RealKafka> {
+        use std::io::Write as _;
+        match std::env::var("KAFKA_BOOTSTRAP_SERVERS") {
+            Ok(servers) if !servers.trim().is_empty() => Some(RealKafka {
+                bootstrap: servers,
+                suffix: format!("-{test}-{}", std::process::id()),
+            }),
+            _ => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "SKIPPED {test}: needs a real Kafka broker; start one with \
+                     tools/real-kafka/broker.sh start and set KAFKA_BOOTSTRAP_SERVERS"
+                );
+                None
+            }
+        }
+    }
+}
+
+impl Brokers for RealKafka {
+    fn bootstrap(&self) -> String {
+        self.bootstrap.clone()
+    }
+    fn cluster(&self) -> Arc<dyn KafkaCluster> {
+        let mut base = ClientConfig::new();
+        base.insert("bootstrap.servers".into(), self.bootstrap.clone());
+        Arc::new(connect_rdkafka::RdKafkaCluster::new(base))
+    }
+    fn topic(&self, base: &str) -> String {
+        format!("{base}{}", self.suffix)
+    }
+}
+
 /// A worker on `mock` in group `group`; joins when `join`.
 async fn node(mock: &MockKafka, group: &str, join: bool) -> Node {
     node_with(mock, group, join, |configs| configs).await
@@ -358,7 +423,7 @@ async fn node(mock: &MockKafka, group: &str, join: bool) -> Node {
 
 /// [`node`], its config topic seen through `wrap`.
 async fn node_with(
-    mock: &MockKafka,
+    mock: &dyn Brokers,
     group: &str,
     join: bool,
     wrap: impl FnOnce(Arc<dyn ConfigTopic>) -> Arc<dyn ConfigTopic>,
@@ -369,7 +434,7 @@ async fn node_with(
 /// A worker whose config topic is a [`LaggingConfigs`] (with `extra`
 /// worker keys), and that wrapper, to hold or freeze its reads.
 async fn node_lagging(
-    mock: &MockKafka,
+    mock: &dyn Brokers,
     group: &str,
     extra: &[(&str, &str)],
 ) -> (Node, Arc<LaggingConfigs>) {
@@ -388,7 +453,7 @@ async fn node_lagging(
 /// [`node_with`], its REST listener on `listen_host` (e.g. `0.0.0.0`, as
 /// any multi-host cluster has it) and advertised as 127.0.0.1.
 async fn node_listening(
-    mock: &MockKafka,
+    mock: &dyn Brokers,
     group: &str,
     join: bool,
     listen_host: &str,
@@ -398,12 +463,14 @@ async fn node_listening(
     let port = free_port();
     let id = format!("127.0.0.1:{port}");
     let listener = format!("http://{listen_host}:{port}");
+    let bootstrap = mock.bootstrap();
+    let [configs, offsets, status] = ["configs", "offsets", "status"].map(|t| mock.topic(t));
     let mut props = ConfigMap::from([
-        ("bootstrap.servers", mock.bootstrap_servers()),
+        ("bootstrap.servers", bootstrap.as_str()),
         ("group.id", group),
-        ("config.storage.topic", "configs"),
-        ("offset.storage.topic", "offsets"),
-        ("status.storage.topic", "status"),
+        ("config.storage.topic", &configs),
+        ("offset.storage.topic", &offsets),
+        ("status.storage.topic", &status),
         ("config.storage.replication.factor", "1"),
         ("offset.storage.replication.factor", "1"),
         ("status.storage.replication.factor", "1"),
@@ -428,16 +495,16 @@ async fn node_listening(
     props.extend(ConfigMap::from_pairs(extra.iter().copied()));
     let worker_config = WorkerConfig::parse(&props).unwrap();
     let settings = DistributedConfig::parse(props.iter()).unwrap();
-    let cluster: Arc<dyn KafkaCluster> = Arc::new(mock.cluster());
+    let cluster = mock.cluster();
     let client = ClientConfig::new();
-    let offsets = KafkaOffsetStore::open(cluster.as_ref(), &client, "offsets", 2, 1, TIMEOUT)
+    let offsets = KafkaOffsetStore::open(cluster.as_ref(), &client, &offsets, 2, 1, TIMEOUT)
         .await
         .unwrap();
     let status: Arc<dyn StatusTopic> = Arc::new(
         KafkaStatusStore::open(
             cluster.as_ref(),
             &client,
-            "status",
+            &status,
             2,
             1,
             id.clone(),
@@ -447,7 +514,7 @@ async fn node_listening(
         .unwrap(),
     );
     let configs: Arc<dyn ConfigTopic> = Arc::new(
-        KafkaConfigLog::open(cluster.as_ref(), &client, "configs", 1, TIMEOUT)
+        KafkaConfigLog::open(cluster.as_ref(), &client, &configs, 1, TIMEOUT)
             .await
             .unwrap(),
     );
@@ -1968,24 +2035,45 @@ impl connect_runtime::kafka::DeliverySink for Ignored {
 /// (nothing to fence yet); when its task configs change, the new tasks
 /// start only after the leader fenced the previous generation and recorded
 /// the new count. `PUT /connectors/{c}/fence` is the leader's alone,
-/// signed, and for source connectors only.
+/// signed, and for source connectors only. (librdkafka's mock cluster does
+/// not bump a transactional id's epoch on InitProducerId: the zombie's
+/// fate is checked on the real broker, below.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_once_sources_fence_the_earlier_task_generation() {
     let mock = mock(&[("zombie-out", 1)]);
-    let group = "eos-fence";
+    fencing_scenario(&mock, "eos-fence", false).await;
+}
+
+/// The same on the real broker, where fencing bumps the epoch: the zombie
+/// of task 2 of 3 (a task that no longer exists with 2) cannot commit
+/// once the leader has fenced the earlier generation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zombie_of_an_earlier_task_generation_cannot_commit_on_real_kafka() {
+    let test = "a_zombie_of_an_earlier_task_generation_cannot_commit_on_real_kafka";
+    let Some(real) = RealKafka::from_env(test) else {
+        return;
+    };
+    let group = real.topic("eos-fence");
+    fencing_scenario(&real, &group, true).await;
+}
+
+/// Two exactly-once workers in `group` on `brokers`; see the tests above.
+/// With `zombie_fenced`, the zombie's commit must fail.
+async fn fencing_scenario(brokers: &dyn Brokers, group: &str, zombie_fenced: bool) {
     let eos = [("exactly.once.source.support", "enabled")];
-    let a = node_listening(&mock, group, true, "127.0.0.1", &eos, |c| c).await;
-    let b = node_listening(&mock, group, true, "127.0.0.1", &eos, |c| c).await;
+    let a = node_listening(brokers, group, true, "127.0.0.1", &eos, |c| c).await;
+    let b = node_listening(brokers, group, true, "127.0.0.1", &eos, |c| c).await;
     eventually("both workers in one generation", async || {
         let (ga, gb) = (a.herder.generation(), b.herder.generation());
         (ga > 0 && ga == gb && a.herder.is_leader() != b.herder.is_leader()).then_some(())
     })
     .await;
-    let cluster: Arc<dyn KafkaCluster> = Arc::new(mock.cluster());
+    let cluster = brokers.cluster();
+    let configs_topic = brokers.topic("configs");
     let configs = KafkaConfigLog::open(
         cluster.as_ref(),
         &ClientConfig::new(),
-        "configs",
+        &configs_topic,
         1,
         TIMEOUT,
     )
@@ -2042,11 +2130,13 @@ async fn exactly_once_sources_fence_the_earlier_task_generation() {
         recorded(2).await
     })
     .await;
-    // librdkafka's mock cluster does not bump a transactional id's epoch
-    // on InitProducerId, so the zombie's commit would still pass here; the
-    // fencing's effect is checked on the real broker
-    // (`exactly_once_real_kafka`).
-    let _ = zombie.commit_transaction(TIMEOUT).await;
+    let committed = zombie.commit_transaction(TIMEOUT).await;
+    if zombie_fenced {
+        assert!(
+            committed.is_err(),
+            "the zombie of task 2 committed after the leader fenced the earlier generation"
+        );
+    }
 
     // The fencing endpoint: the leader's alone, signed, sources only.
     let (leader, follower) = if a.herder.is_leader() {
