@@ -145,7 +145,7 @@ const REGRESSIONS: [(u64, &str); 5] = [
 ];
 
 /// Regression seeds found with the full schedule ([`SIZE`]).
-const REGRESSIONS_FULL: [(u64, &str); 5] = [
+const REGRESSIONS_FULL: [(u64, &str); 6] = [
     (
         785,
         "an up-to-date follower retried a config-mismatch round at once, got the same failed assignment back at once, and so on without end while the leader (behind the config topic) read (now it backs off)",
@@ -165,6 +165,10 @@ const REGRESSIONS_FULL: [(u64, &str); 5] = [
     (
         8780,
         "a fence fired while the herder was stopping a task to restart it; the restart then started the task again, and the queued fence gave it a whole graceful timeout from then (now nothing starts while fenced, and the stop's deadline counts from the session's end, not from the event's handling)",
+    ),
+    (
+        7405,
+        "a REST task restart stopped the task beside the herder loop: the eager revocation that came meanwhile found nothing to stop, the worker rejoined while the old instance was still stopping, and the restart then started the task on a worker that no longer owned it (now the loop does task restarts)",
     ),
 ];
 

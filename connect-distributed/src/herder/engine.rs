@@ -146,6 +146,14 @@ pub(super) struct Engine {
     /// before this loop stops or restarts the connector, so a late start
     /// never brings back an instance this worker no longer runs.
     calls: BTreeMap<String, Vec<JoinHandle<()>>>,
+    task_restarts: mpsc::UnboundedReceiver<TaskRestart>,
+}
+
+/// A task restart asked through REST: `done` says whether the task ran
+/// here (and was restarted).
+pub(super) struct TaskRestart {
+    pub(super) id: TaskId,
+    pub(super) done: oneshot::Sender<bool>,
 }
 
 impl Engine {
@@ -155,6 +163,7 @@ impl Engine {
         events: mpsc::UnboundedReceiver<GroupEvent>,
         reconfigure: mpsc::UnboundedReceiver<String>,
         barriers: mpsc::UnboundedReceiver<Barrier>,
+        task_restarts: mpsc::UnboundedReceiver<TaskRestart>,
         shutdown: watch::Receiver<bool>,
     ) -> Engine {
         let restarts = shared.configs.restart_requests();
@@ -182,6 +191,7 @@ impl Engine {
             held: BTreeSet::new(),
             restarts,
             leaving: false,
+            task_restarts,
         }
     }
 
@@ -225,6 +235,10 @@ impl Engine {
                 }
                 Some(name) = self.reconfigure.recv() => self.on_reconfigure(&name),
                 Some(answer) = self.answers.recv() => self.on_answer(answer).await,
+                Some(restart) = self.task_restarts.recv() => {
+                    let here = self.restart_task(&restart.id).await;
+                    let _ = restart.done.send(here);
+                }
                 Some(done) = self.barriers.recv() => {
                     // The member emitted its events before it asked: an
                     // unbiased select may pick this first, so they are
@@ -942,6 +956,20 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// Restart task `id` if it runs here: stopped, then started again by
+    /// a reconciliation, as a restart request read from the config topic.
+    /// `false` when it does not run here (or this worker is fenced).
+    async fn restart_task(&mut self, id: &TaskId) -> bool {
+        if !self.started.tasks.contains_key(id) || self.fenced() {
+            return false;
+        }
+        self.shared.status.task_state(id, State::Restarting, None);
+        self.worker().stop_tasks(std::slice::from_ref(id)).await;
+        self.started.tasks.remove(id);
+        self.reconcile().await;
+        true
     }
 
     /// The leader's own writes: empty task configs for stopped connectors

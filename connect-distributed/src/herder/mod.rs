@@ -154,6 +154,10 @@ struct Shared {
     client: std::sync::OnceLock<RestClient>,
     /// Held by the zombie fencing under way (one at a time).
     fencing: tokio::sync::Mutex<()>,
+    /// Task restarts asked through REST, for the herder loop to do: it
+    /// alone starts and stops what runs here, so a restart cannot race a
+    /// revocation (simulation seed 7405); set by `start`.
+    task_restarts: std::sync::OnceLock<mpsc::UnboundedSender<engine::TaskRestart>>,
 }
 
 impl Shared {
@@ -419,6 +423,7 @@ impl DistributedHerder {
                 placed: Mutex::new(BTreeSet::new()),
                 client: std::sync::OnceLock::new(),
                 fencing: tokio::sync::Mutex::new(()),
+                task_restarts: std::sync::OnceLock::new(),
             }),
             stop: Arc::new(watch::channel(false).0),
         }
@@ -453,12 +458,15 @@ impl DistributedHerder {
             .map_err(|e| ConnectError::other(format!("cannot join the Connect group: {e}")))?;
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         self.shared.worker.route_reconfiguration(tx);
+        let (restart_tx, task_restarts) = mpsc::unbounded_channel();
+        let _ = self.shared.task_restarts.set(restart_tx);
         let engine = engine::Engine::new(
             self.shared.clone(),
             member,
             events,
             rx,
             barriers,
+            task_restarts,
             self.stop.subscribe(),
         );
         let engine = tokio::spawn(engine.run());
@@ -561,30 +569,26 @@ impl DistributedHerder {
 
     /// Restart task `task` of `name` when it runs on this worker (what the
     /// worker runs, not what the status topic last said: Kafka checks its
-    /// assignment); `false` when it does not run here.
+    /// assignment); `false` when it does not run here. The herder loop
+    /// does it, between the rounds it handles (Kafka's tick thread).
     async fn restart_if_here(&self, name: &str, task: u32) -> Result<bool> {
         let state = self.exists(name)?;
         let id = TaskId::new(name, task);
-        let Some(task_config) = state.task_config(&id).map(properties_to_map) else {
+        if state.task_config(&id).is_none() {
             return Err(ConnectError::not_found(format!(
                 "Task {name}-{task} not found"
             )));
+        }
+        let Some(restarts) = self.shared.task_restarts.get() else {
+            return Ok(false);
         };
-        let runs_here = self.shared.worker.running_units().await.tasks.contains(&id);
-        if !runs_here {
+        let (done, answer) = oneshot::channel();
+        if restarts.send(engine::TaskRestart { id, done }).is_err() {
             return Ok(false);
         }
-        let connector = state
-            .connector_config(name)
-            .map(properties_to_map)
-            .unwrap_or_default();
-        let target = state.target_state(name).unwrap_or(TargetState::Started);
-        self.shared.status.task_state(&id, State::Restarting, None);
-        self.shared
-            .worker
-            .start_task(name, task, connector, &task_config, target)
-            .await?;
-        Ok(true)
+        answer
+            .await
+            .map_err(|_| ConnectError::other("the herder stopped before restarting the task"))
     }
 
     /// Whether this worker leads the group now.
