@@ -145,7 +145,7 @@ const REGRESSIONS: [(u64, &str); 5] = [
 ];
 
 /// Regression seeds found with the full schedule ([`SIZE`]).
-const REGRESSIONS_FULL: [(u64, &str); 6] = [
+const REGRESSIONS_FULL: [(u64, &str); 7] = [
     (
         785,
         "an up-to-date follower retried a config-mismatch round at once, got the same failed assignment back at once, and so on without end while the leader (behind the config topic) read (now it backs off)",
@@ -169,6 +169,10 @@ const REGRESSIONS_FULL: [(u64, &str); 6] = [
     (
         7405,
         "a REST task restart stopped the task beside the herder loop: the eager revocation that came meanwhile found nothing to stop, the worker rejoined while the old instance was still stopping, and the restart then started the task on a worker that no longer owned it (now the loop does task restarts)",
+    ),
+    (
+        8989,
+        "the simulation's lagging config view told the worker nothing when it caught up, so a leader that left the group until its reader got there stayed out for the whole worker.unsync.backoff.ms (the real reader notifies as it applies records; now the simulated one does too)",
     ),
 ];
 

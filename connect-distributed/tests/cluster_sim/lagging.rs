@@ -17,16 +17,32 @@ pub(crate) struct LaggingConfigs {
     frozen: Mutex<Option<ConfigState>>,
     /// `true` while frozen.
     lagging: watch::Sender<bool>,
+    /// What the worker is told of changes: the topic's, except while
+    /// frozen, and once more when it thaws (a reader that resumes applies
+    /// what it missed and says so).
+    changes: watch::Sender<i64>,
 }
 
 impl LaggingConfigs {
     /// `inner`, not lagging yet.
     pub(crate) fn wrap(inner: Arc<dyn ConfigTopic>) -> Arc<LaggingConfigs> {
-        Arc::new(LaggingConfigs {
+        let mut upstream = inner.changes();
+        let wrapped = Arc::new(LaggingConfigs {
+            changes: watch::channel(*upstream.borrow()).0,
             inner,
             frozen: Mutex::new(None),
             lagging: watch::channel(false).0,
-        })
+        });
+        let weak = Arc::downgrade(&wrapped);
+        tokio::spawn(async move {
+            while upstream.changed().await.is_ok() {
+                let Some(w) = weak.upgrade() else { return };
+                if !*w.lagging.borrow() {
+                    w.changes.send_replace(*upstream.borrow());
+                }
+            }
+        });
+        wrapped
     }
 
     /// Stops following the topic.
@@ -42,6 +58,8 @@ impl LaggingConfigs {
     pub(crate) fn thaw(&self) {
         *self.frozen.lock().unwrap_or_else(|p| p.into_inner()) = None;
         self.lagging.send_replace(false);
+        let now = *self.inner.changes().borrow();
+        self.changes.send_modify(|v| *v = now);
     }
 
     async fn caught_up(&self) {
@@ -58,7 +76,7 @@ impl ConfigTopic for LaggingConfigs {
         frozen.clone().unwrap_or_else(|| self.inner.state())
     }
     fn changes(&self) -> watch::Receiver<i64> {
-        self.inner.changes()
+        self.changes.subscribe()
     }
     fn restart_requests(&self) -> broadcast::Receiver<RestartRequest> {
         self.inner.restart_requests()
