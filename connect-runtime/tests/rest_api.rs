@@ -1034,6 +1034,14 @@ async fn read_endpoints_shapes_and_not_found() {
             .status,
         404
     );
+    // Zombie fencing (KIP-618) is the distributed leader's: a standalone
+    // worker refuses it, for a connector it runs too.
+    let fence = f.call("PUT", "/connectors/src/fence", None).await;
+    assert_eq!(fence.status, 404);
+    assert_eq!(
+        fence.message(),
+        "Zombie fencing requests are only taken by distributed workers"
+    );
     f.stop().await;
 }
 
