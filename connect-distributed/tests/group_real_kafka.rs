@@ -28,23 +28,7 @@ const SESSION: Duration = Duration::from_millis(6000);
 const HEARTBEAT: Duration = Duration::from_millis(500);
 const DEADLINE: Duration = Duration::from_secs(60);
 
-/// The real broker's bootstrap servers, or `None` after telling the
-/// terminal (not the captured test output) that `test` did not run.
-fn real_bootstrap(test: &str) -> Option<String> {
-    match std::env::var("KAFKA_BOOTSTRAP_SERVERS") {
-        Ok(servers) if !servers.trim().is_empty() => Some(servers),
-        _ => {
-            // Written to the stderr handle directly: libtest captures only
-            // the print macros, so this shows in every `cargo test` run.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {test}: needs a real Kafka broker; start one with \
-                 tools/real-kafka/broker.sh start and set KAFKA_BOOTSTRAP_SERVERS"
-            );
-            None
-        }
-    }
-}
+use connect_test_support::real_bootstrap;
 
 /// A line on the terminal, outside libtest's capture.
 fn report(line: String) {

@@ -384,21 +384,10 @@ impl RealKafka {
     /// The broker of `KAFKA_BOOTSTRAP_SERVERS`, or `None` after saying
     /// loudly, outside libtest's capture, that `test` was skipped.
     fn from_env(test: &str) -> Option<RealKafka> {
-        use std::io::Write as _;
-        match std::env::var("KAFKA_BOOTSTRAP_SERVERS") {
-            Ok(servers) if !servers.trim().is_empty() => Some(RealKafka {
-                bootstrap: servers,
-                suffix: format!("-{test}-{}", std::process::id()),
-            }),
-            _ => {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "SKIPPED {test}: needs a real Kafka broker; start one with \
-                     tools/real-kafka/broker.sh start and set KAFKA_BOOTSTRAP_SERVERS"
-                );
-                None
-            }
-        }
+        connect_test_support::real_bootstrap(test).map(|bootstrap| RealKafka {
+            bootstrap,
+            suffix: format!("-{test}-{}", std::process::id()),
+        })
     }
 }
 

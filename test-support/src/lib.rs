@@ -1,9 +1,10 @@
 //! Helpers the workspace's own tests and tools share, so each is written
-//! once: a free TCP port for a worker to listen on and the body of a
-//! chunked HTTP/1.1 response. Not published: plugin authors get their test
+//! once: a free TCP port for a worker to listen on, the body of a
+//! chunked HTTP/1.1 response, and the real broker a test needs. Not published: plugin authors get their test
 //! support from `connect-testkit`.
 
 use std::hash::{BuildHasher, RandomState};
+use std::io::Write;
 use std::net::TcpListener;
 
 /// A port on 127.0.0.1 free now, for a worker (ours or Java's) to listen
@@ -42,4 +43,29 @@ pub fn dechunk(mut s: &str) -> String {
         s = rest.get(n + 2..).unwrap_or("");
     }
     out
+}
+
+/// The real broker's bootstrap servers (`KAFKA_BOOTSTRAP_SERVERS`), or
+/// `None` after telling the terminal that `test` did not run. Written to
+/// the stderr handle directly: libtest captures only the print macros, so
+/// the SKIPPED line shows in every `cargo test` run.
+///
+/// ```
+/// // Without the variable a test returns early, and says so.
+/// if std::env::var_os("KAFKA_BOOTSTRAP_SERVERS").is_none() {
+///     assert_eq!(connect_test_support::real_bootstrap("doc"), None);
+/// }
+/// ```
+pub fn real_bootstrap(test: &str) -> Option<String> {
+    match std::env::var("KAFKA_BOOTSTRAP_SERVERS") {
+        Ok(servers) if !servers.trim().is_empty() => Some(servers),
+        _ => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: needs a real Kafka broker; start one with \
+                 tools/real-kafka/broker.sh start and set KAFKA_BOOTSTRAP_SERVERS"
+            );
+            None
+        }
+    }
 }

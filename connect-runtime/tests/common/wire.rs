@@ -4,7 +4,6 @@
 //! The same test runs on both; names are unique per run on the real broker,
 //! whose topics and groups outlive the test.
 
-use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -12,23 +11,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use connect_runtime::kafka::rdkafka_adapter::{MockKafka, RdKafkaCluster};
 use connect_runtime::kafka::{ClientConfig, CreateTopicOutcome, KafkaCluster, NewTopic};
 
-/// The real broker's bootstrap servers, or `None` after telling the terminal
-/// (not the captured test output) that `test` did not run.
-pub(crate) fn real_bootstrap(test: &str) -> Option<String> {
-    match std::env::var("KAFKA_BOOTSTRAP_SERVERS") {
-        Ok(servers) if !servers.trim().is_empty() => Some(servers),
-        _ => {
-            // Written to the stderr handle directly: libtest captures only
-            // the print macros, so this shows in every `cargo test` run.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {test}: needs a real Kafka broker; start one with \
-                 tools/real-kafka/broker.sh start and set KAFKA_BOOTSTRAP_SERVERS"
-            );
-            None
-        }
-    }
-}
+// Not every test binary that includes this module needs it.
+#[allow(unused_imports)]
+pub(crate) use connect_test_support::real_bootstrap;
 
 /// A cluster reached through the rdkafka adapter.
 pub(crate) struct Wire {

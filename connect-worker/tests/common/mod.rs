@@ -105,22 +105,9 @@ pub(crate) fn try_curl(
     ))
 }
 
-/// The real broker's bootstrap servers, or `None` after telling the terminal
-/// (not the captured output: libtest captures only the print macros) that
-/// `test` did not run.
-pub(crate) fn real_bootstrap(test: &str) -> Option<String> {
-    match std::env::var("KAFKA_BOOTSTRAP_SERVERS") {
-        Ok(servers) if !servers.trim().is_empty() => Some(servers),
-        _ => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {test}: needs a real Kafka broker; start one with \
-                 tools/real-kafka/broker.sh start and set KAFKA_BOOTSTRAP_SERVERS"
-            );
-            None
-        }
-    }
-}
+// Not every test binary that includes this module needs it.
+#[allow(unused_imports)]
+pub(crate) use connect_test_support::real_bootstrap;
 
 /// `-{what}-{pid}-{millis}`: names no earlier run used.
 pub(crate) fn unique_suffix(what: &str) -> String {
