@@ -946,15 +946,20 @@ impl Engine {
                     .filter(|id| !r.only_failed || status.task(id).0 == State::Failed)
                     .cloned()
                     .collect();
-                let ids: Vec<TaskId> = restart.to_vec();
-                for id in &ids {
-                    status.task_state(id, State::Restarting, None);
-                }
-                self.worker().stop_tasks(&ids).await;
-                for id in restart {
-                    self.started.tasks.remove(&id);
-                }
+                self.stop_for_restart(&restart).await;
             }
+        }
+    }
+
+    /// Stop `tasks` for a restart: RESTARTING, stopped, and forgotten, so
+    /// that the reconciliation that follows starts them again.
+    async fn stop_for_restart(&mut self, tasks: &[TaskId]) {
+        for id in tasks {
+            self.shared.status.task_state(id, State::Restarting, None);
+        }
+        self.worker().stop_tasks(tasks).await;
+        for id in tasks {
+            self.started.tasks.remove(id);
         }
     }
 
@@ -965,9 +970,7 @@ impl Engine {
         if !self.started.tasks.contains_key(id) || self.fenced() {
             return false;
         }
-        self.shared.status.task_state(id, State::Restarting, None);
-        self.worker().stop_tasks(std::slice::from_ref(id)).await;
-        self.started.tasks.remove(id);
+        self.stop_for_restart(std::slice::from_ref(id)).await;
         self.reconcile().await;
         true
     }

@@ -28,7 +28,7 @@ use connect_runtime::kafka::{Delivered, DeliverySink, KafkaError};
 use connect_runtime::source::{TransactionSettings, ZombieFencing};
 use connect_runtime::status::TaskId;
 
-use super::{internal, url_segment, InternalRequestError, Shared};
+use super::{url_segment, InternalRequestError, Shared};
 use crate::topics::config::ConfigRecord;
 
 /// How long one fencing request to the leader may take (Kafka bounds it
@@ -158,32 +158,10 @@ impl Shared {
             Err(InternalRequestError::Failed(e)) => return Err(e),
             Err(e) => return Err(ConnectError::other(e.to_string())),
         };
-        let mut headers = Vec::new();
-        if let Some(key) = self.configs.state().session_key() {
-            headers.push((internal::SIGNATURE_HEADER, internal::sign(key, &[])));
-            headers.push((
-                internal::SIGNATURE_ALGORITHM_HEADER,
-                internal::HMAC_SHA256.to_string(),
-            ));
-        }
-        let url = format!(
-            "{}/connectors/{}/fence",
-            leader.trim_end_matches('/'),
-            url_segment(name)
-        );
-        let reply = self
-            .client()
-            .send("PUT", &url, Vec::new(), &headers, LEADER_TIMEOUT)
-            .await?;
-        if (200..300).contains(&reply.status) {
-            Ok(())
-        } else {
-            Err(ConnectError::retriable(format!(
-                "the leader at {leader} did not fence the zombies of {name}: {} {}",
-                reply.status,
-                String::from_utf8_lossy(&reply.body)
-            )))
-        }
+        // Signed over the empty body, as Java signs a request without one.
+        let path = format!("connectors/{}/fence", url_segment(name));
+        self.send_to_leader(&leader, "PUT", &path, Vec::new(), LEADER_TIMEOUT)
+            .await
     }
 }
 

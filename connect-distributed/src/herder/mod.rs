@@ -215,6 +215,23 @@ impl Shared {
             return Err(ConnectError::retriable("no leader is known (rebalancing)"));
         };
         let body = internal::task_configs_body(configs);
+        let path = format!("connectors/{}/tasks?forward=true", url_segment(name));
+        self.send_to_leader(&leader, "POST", &path, body, Duration::from_secs(30))
+            .await
+    }
+
+    /// An internal request to the leader at `leader` (`path` under its
+    /// base URL), signed with the session key when there is one, as every
+    /// request between workers (KIP-507); an answer outside 2xx is a
+    /// retriable error naming the leader.
+    async fn send_to_leader(
+        &self,
+        leader: &str,
+        method: &str,
+        path: &str,
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<()> {
         let mut headers = Vec::new();
         if let Some(key) = self.configs.state().session_key() {
             headers.push((internal::SIGNATURE_HEADER, internal::sign(key, &body)));
@@ -223,20 +240,16 @@ impl Shared {
                 internal::HMAC_SHA256.to_string(),
             ));
         }
-        let url = format!(
-            "{}/connectors/{}/tasks?forward=true",
-            leader.trim_end_matches('/'),
-            url_segment(name)
-        );
+        let url = format!("{}/{path}", leader.trim_end_matches('/'));
         let reply = self
             .client()
-            .send("POST", &url, body, &headers, Duration::from_secs(30))
+            .send(method, &url, body, &headers, timeout)
             .await?;
         if (200..300).contains(&reply.status) {
             Ok(())
         } else {
             Err(ConnectError::retriable(format!(
-                "the leader at {leader} answered {}: {}",
+                "the leader at {leader} answered {method} {path} with {}: {}",
                 reply.status,
                 String::from_utf8_lossy(&reply.body)
             )))
@@ -616,12 +629,7 @@ impl DistributedHerder {
         body: &[u8],
         signature: Option<(&str, &str)>,
     ) -> std::result::Result<(), InternalRequestError> {
-        let view = self.shared.view();
-        if !view.is_leader {
-            return Err(InternalRequestError::NotLeader(view.leader_url));
-        }
-        let state = self.shared.configs.state();
-        self.check_signature(&view, &state, body, signature)?;
+        let state = self.leader_signed(body, signature)?;
         if state.connector_config(name).is_none() {
             return Err(InternalRequestError::Failed(not_found(name)));
         }
@@ -632,22 +640,26 @@ impl DistributedHerder {
             .map_err(InternalRequestError::Failed)
     }
 
-    /// A request between workers must be signed with the session key once
-    /// the group signs them (the `sessioned` sub-protocol, KIP-507).
-    fn check_signature(
+    /// An internal request is the leader's to take, and must be signed
+    /// with the session key once the group signs them (the `sessioned`
+    /// sub-protocol, KIP-507); the config state it was checked against.
+    fn leader_signed(
         &self,
-        view: &View,
-        state: &ConfigState,
         body: &[u8],
         signature: Option<(&str, &str)>,
-    ) -> std::result::Result<(), InternalRequestError> {
+    ) -> std::result::Result<ConfigState, InternalRequestError> {
+        let view = self.shared.view();
+        if !view.is_leader {
+            return Err(InternalRequestError::NotLeader(view.leader_url));
+        }
+        let state = self.shared.configs.state();
         if view.protocol == SubProtocol::Sessioned {
             match state.session_key() {
                 Some(key) => internal::verify(key, body, signature)?,
                 None => return Err(InternalRequestError::NoSessionKey),
             }
         }
-        Ok(())
+        Ok(state)
     }
 
     /// The internal request `PUT /connectors/{c}/fence`: the leader fences
@@ -658,11 +670,7 @@ impl DistributedHerder {
         body: &[u8],
         signature: Option<(&str, &str)>,
     ) -> std::result::Result<(), InternalRequestError> {
-        let view = self.shared.view();
-        if !view.is_leader {
-            return Err(InternalRequestError::NotLeader(view.leader_url));
-        }
-        self.check_signature(&view, &self.shared.configs.state(), body, signature)?;
+        self.leader_signed(body, signature)?;
         self.shared.fence_zombies(name).await
     }
 
