@@ -86,9 +86,10 @@ pub fn init_logging() -> Loggers {
     )
 }
 
-/// The built-in plugins plus the FileStream connectors (`connect-file`),
-/// under Kafka's class names and aliases.
-pub fn file_plugins() -> Plugins {
+/// The built-in plugins plus the connectors this workspace ships: the
+/// FileStream pair (`connect-file`, under Kafka's class names and aliases)
+/// and the JDBC pair (`connect-jdbc`, under Confluent's).
+pub fn bundled_plugins() -> Plugins {
     let mut plugins = Plugins::with_builtins();
     let (source_class, source_aliases) = SOURCE_NAMES.split_first().expect("three names");
     plugins.register_source(source_class, source_aliases, || {
@@ -97,6 +98,16 @@ pub fn file_plugins() -> Plugins {
     let (sink_class, sink_aliases) = SINK_NAMES.split_first().expect("three names");
     plugins.register_sink(sink_class, sink_aliases, || {
         Box::new(FileStreamSinkConnector::default())
+    });
+    let (class, aliases) = connect_jdbc::SOURCE_NAMES
+        .split_first()
+        .expect("three names");
+    plugins.register_source(class, aliases, || {
+        Box::new(connect_jdbc::JdbcSourceConnector::default())
+    });
+    let (class, aliases) = connect_jdbc::SINK_NAMES.split_first().expect("three names");
+    plugins.register_sink(class, aliases, || {
+        Box::new(connect_jdbc::JdbcSinkConnector::default())
     });
     plugins
 }

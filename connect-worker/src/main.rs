@@ -1,5 +1,5 @@
 //! `connect-standalone`: Kafka Connect's standalone worker with the
-//! FileStream connectors (`connect-file`) compiled in.
+//! FileStream (`connect-file`) and JDBC (`connect-jdbc`) connectors compiled in.
 //!
 //! ```text
 //! connect-standalone config/connect-standalone.properties \
@@ -16,7 +16,7 @@
 //! and `PUT /admin/loggers/{target}` changes it while running.
 
 use connect_worker::standalone::run_standalone;
-use connect_worker::{file_plugins, init_logging, tune_allocator};
+use connect_worker::{bundled_plugins, init_logging, tune_allocator};
 
 /// mimalloc rather than the system allocator: with glibc's, the producer's
 /// delivery thread freeing librdkafka's buffers contends with the task
@@ -28,5 +28,5 @@ fn main() {
     tune_allocator();
     let loggers = init_logging();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    std::process::exit(run_standalone(args, file_plugins(), loggers));
+    std::process::exit(run_standalone(args, bundled_plugins(), loggers));
 }

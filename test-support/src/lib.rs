@@ -69,3 +69,27 @@ pub fn real_bootstrap(test: &str) -> Option<String> {
         }
     }
 }
+
+/// A real database server for a connector test: the JDBC URL in `var`
+/// (`JDBC_TEST_POSTGRES_URL` or `JDBC_TEST_MARIADB_URL`, which
+/// `tools/databases/databases.sh start` prints and `.ci/run` sets), or
+/// `None` after telling the terminal that `test` did not run.
+///
+/// ```
+/// if std::env::var_os("JDBC_TEST_POSTGRES_URL").is_none() {
+///     assert_eq!(connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", "doc"), None);
+/// }
+/// ```
+pub fn real_database(var: &str, test: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: needs a real database; start PostgreSQL and MariaDB with \
+                 tools/databases/databases.sh start and set the {var} it prints"
+            );
+            None
+        }
+    }
+}

@@ -12,7 +12,7 @@
 //! `connect_worker::distributed` for what the command does.
 
 use connect_worker::distributed::run_distributed;
-use connect_worker::{file_plugins, init_logging, tune_allocator};
+use connect_worker::{bundled_plugins, init_logging, tune_allocator};
 
 /// mimalloc, as the standalone worker (BENCHMARKS.md, source pipeline).
 #[global_allocator]
@@ -22,5 +22,5 @@ fn main() {
     tune_allocator();
     let loggers = init_logging();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    std::process::exit(run_distributed(args, file_plugins(), loggers));
+    std::process::exit(run_distributed(args, bundled_plugins(), loggers));
 }

@@ -1,0 +1,553 @@
+//! The JDBC sink connector: records written as rows, one transaction per
+//! `put`, with Confluent's keys.
+
+pub(crate) mod config;
+mod rows;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use connect_api::sink::{ErrantRecordReporter, SinkTask, SinkTaskContext};
+use connect_api::{
+    ConfigDef, ConfigMap, ConnectError, Connector, ConnectorContext, Result, SinkConnector,
+    SinkRecord,
+};
+
+use crate::db::{catalog_columns, classify, Pool};
+use crate::dialect::Dialect;
+use crate::plugin_version;
+use config::{sink_def, SinkSettings};
+use rows::{bind_common, row_op, Bind, Col, Op, RowOp};
+
+/// Confluent's JDBC sink connector: writes records of Kafka topics as
+/// rows of PostgreSQL, MariaDB/MySQL or SQLite tables.
+///
+/// `insert.mode` (insert, upsert, update), `pk.mode` (none, kafka,
+/// record_key, record_value), `delete.enabled`, `auto.create`,
+/// `auto.evolve` and `table.name.format` mean what they mean in
+/// Confluent's connector. Each `put` is one database transaction; a row
+/// the database refuses goes to the errant record reporter (the dead
+/// letter queue) and the rest of the batch commits; a database that is
+/// away is a retriable error, so the worker retries the batch.
+///
+/// ```
+/// use connect_api::{Connector, SinkConnector};
+/// use connect_jdbc::JdbcSinkConnector;
+///
+/// let connector = JdbcSinkConnector::default();
+/// let config = connect_api::ConfigMap::from([
+///     ("connection.url", "jdbc:sqlite:copy.db"),
+///     ("topics", "orders"),
+///     ("insert.mode", "upsert"),
+///     ("pk.mode", "record_key"),
+///     ("auto.create", "true"),
+/// ]);
+/// assert!(connector.validate(&config).iter().all(|r| r.errors.is_empty()));
+/// assert_eq!(JdbcSinkConnector::CLASS, "io.confluent.connect.jdbc.JdbcSinkConnector");
+/// ```
+#[derive(Debug, Default)]
+pub struct JdbcSinkConnector {
+    config: Option<ConfigMap>,
+}
+
+impl JdbcSinkConnector {
+    /// Confluent's class name for this connector.
+    pub const CLASS: &'static str = "io.confluent.connect.jdbc.JdbcSinkConnector";
+
+    /// The keys this connector accepts.
+    pub fn definition() -> ConfigDef {
+        sink_def()
+    }
+}
+
+#[async_trait]
+impl Connector for JdbcSinkConnector {
+    fn version(&self) -> String {
+        plugin_version()
+    }
+
+    fn config_def(&self) -> ConfigDef {
+        sink_def()
+    }
+
+    async fn start(
+        &mut self,
+        config: &ConfigMap,
+        _context: Arc<dyn ConnectorContext>,
+    ) -> Result<()> {
+        SinkSettings::parse(config)?;
+        self.config = Some(config.clone());
+        Ok(())
+    }
+
+    async fn task_configs(&mut self, max_tasks: usize) -> Result<Vec<ConfigMap>> {
+        let config = self.config.as_ref().ok_or_else(|| {
+            ConnectError::other("JdbcSinkConnector: task_configs called before start")
+        })?;
+        Ok(vec![config.clone(); max_tasks])
+    }
+
+    async fn stop(&mut self) -> Result<()> {
+        self.config = None;
+        Ok(())
+    }
+}
+
+impl SinkConnector for JdbcSinkConnector {
+    fn create_task(&self) -> Box<dyn SinkTask> {
+        Box::new(JdbcSinkTask::default())
+    }
+}
+
+/// The task of [`JdbcSinkConnector`].
+///
+/// ```
+/// let _task = connect_jdbc::JdbcSinkTask::default(); // started by the runtime
+/// ```
+#[derive(Default)]
+pub struct JdbcSinkTask {
+    state: Option<SinkState>,
+}
+
+impl std::fmt::Debug for JdbcSinkTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JdbcSinkTask")
+            .field("settings", &self.state.as_ref().map(|s| &s.settings))
+            .finish()
+    }
+}
+
+/// A statement's table, operation, key columns and value columns.
+type StatementKey = (String, Op, Vec<String>, Vec<String>);
+
+struct SinkState {
+    settings: SinkSettings,
+    pool: Pool,
+    reporter: Option<Arc<dyn ErrantRecordReporter>>,
+    /// The columns of each table written to, as the catalog (or our own
+    /// DDL) last described them.
+    tables: HashMap<String, HashSet<String>>,
+    /// Statement text by table, operation and column names.
+    statements: HashMap<StatementKey, Arc<str>>,
+}
+
+impl SinkState {
+    /// Creates the table or adds columns when the settings allow it; an
+    /// error names what is missing and the key that would add it.
+    async fn ensure_table(&mut self, op: &RowOp<'_>) -> Result<()> {
+        let dialect = self.settings.conn.dialect;
+        let quote = self.settings.conn.quote;
+        if !self.tables.contains_key(&op.table) {
+            let columns: HashSet<String> = catalog_columns(&self.pool, dialect, &op.table)
+                .await?
+                .into_iter()
+                .map(|c| c.name)
+                .collect();
+            if columns.is_empty() {
+                if !self.settings.auto_create {
+                    return Err(ConnectError::config(
+                        config::AUTO_CREATE,
+                        format!(
+                            "table '{}' does not exist: create it, or set auto.create=true",
+                            op.table
+                        ),
+                    ));
+                }
+                let sql = create_table(dialect, quote, op)?;
+                tracing::info!("creating table {}: {sql}", op.table);
+                self.pool.execute(&sql).await?;
+                let created = op
+                    .keys
+                    .iter()
+                    .chain(&op.values)
+                    .map(|c| c.name.to_string())
+                    .collect();
+                self.tables.insert(op.table.clone(), created);
+                return Ok(());
+            }
+            self.tables.insert(op.table.clone(), columns);
+        }
+        let known = self.tables.get(&op.table).expect("inserted above");
+        let missing: Vec<&Col<'_>> = op
+            .keys
+            .iter()
+            .chain(&op.values)
+            .filter(|c| !known.contains(c.name.as_ref()))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<&str> = missing.iter().map(|c| c.name.as_ref()).collect();
+        if !self.settings.auto_evolve {
+            return Err(ConnectError::config(
+                config::AUTO_EVOLVE,
+                format!(
+                    "table '{}' has no column {names:?}: add them, or set auto.evolve=true",
+                    op.table
+                ),
+            ));
+        }
+        for col in &missing {
+            if !col.schema.is_optional() && col.schema.default_value().is_none() {
+                return Err(ConnectError::data(format!(
+                    "table '{}' lacks column '{}', which is required (not optional) in the record's schema: \
+                     auto.evolve adds only optional columns, as existing rows have no value for it",
+                    op.table, col.name
+                )));
+            }
+            let ty = dialect.column_type(&col.schema, false).ok_or_else(|| {
+                ConnectError::data(format!(
+                    "column '{}': a {} cannot be a column",
+                    col.name,
+                    col.schema.ty()
+                ))
+            })?;
+            let mut sql = String::from("ALTER TABLE ");
+            dialect.push_table(&mut sql, &op.table, quote);
+            sql.push_str(" ADD COLUMN ");
+            if dialect != Dialect::Sqlite {
+                sql.push_str("IF NOT EXISTS ");
+            }
+            dialect.push_ident(&mut sql, &col.name, quote);
+            sql.push(' ');
+            sql.push_str(&ty);
+            sql.push_str(" NULL");
+            tracing::info!("adding a column to {}: {sql}", op.table);
+            self.pool.execute(&sql).await?;
+        }
+        let known = self.tables.get_mut(&op.table).expect("inserted above");
+        known.extend(names.iter().map(|n| n.to_string()));
+        Ok(())
+    }
+
+    fn statement(&mut self, op: &RowOp<'_>) -> Arc<str> {
+        let dialect = self.settings.conn.dialect;
+        let quote = self.settings.conn.quote;
+        let key = (
+            op.table.clone(),
+            op.op,
+            op.keys
+                .iter()
+                .map(|c| c.name.to_string())
+                .collect::<Vec<_>>(),
+            op.values
+                .iter()
+                .map(|c| c.name.to_string())
+                .collect::<Vec<_>>(),
+        );
+        self.statements
+            .entry(key)
+            .or_insert_with(|| statement_sql(dialect, quote, op).into())
+            .clone()
+    }
+}
+
+/// `CREATE TABLE` for the row's columns, keys first, as the primary key.
+fn create_table(dialect: Dialect, quote: bool, op: &RowOp<'_>) -> Result<String> {
+    let mut sql = String::from("CREATE TABLE ");
+    dialect.push_table(&mut sql, &op.table, quote);
+    sql.push_str(" (");
+    for (i, (col, is_key)) in op
+        .keys
+        .iter()
+        .map(|c| (c, true))
+        .chain(op.values.iter().map(|c| (c, false)))
+        .enumerate()
+    {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        let ty = dialect.column_type(&col.schema, is_key).ok_or_else(|| {
+            ConnectError::data(format!(
+                "column '{}': a {} cannot be a column",
+                col.name,
+                col.schema.ty()
+            ))
+        })?;
+        dialect.push_ident(&mut sql, &col.name, quote);
+        sql.push(' ');
+        sql.push_str(&ty);
+        sql.push_str(if is_key || !col.schema.is_optional() {
+            " NOT NULL"
+        } else {
+            " NULL"
+        });
+    }
+    if !op.keys.is_empty() {
+        sql.push_str(", PRIMARY KEY (");
+        for (i, k) in op.keys.iter().enumerate() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            dialect.push_ident(&mut sql, &k.name, quote);
+        }
+        sql.push(')');
+    }
+    sql.push(')');
+    Ok(sql)
+}
+
+/// The statement of a row operation; parameters in [`params`] order.
+fn statement_sql(dialect: Dialect, quote: bool, op: &RowOp<'_>) -> String {
+    let mut sql = String::new();
+    let mut n = 0;
+    let mut param = |sql: &mut String| {
+        n += 1;
+        dialect.push_param(sql, n);
+    };
+    let conditions = |sql: &mut String, param: &mut dyn FnMut(&mut String)| {
+        for (i, k) in op.keys.iter().enumerate() {
+            sql.push_str(if i == 0 { " WHERE " } else { " AND " });
+            dialect.push_ident(sql, &k.name, quote);
+            sql.push_str(" = ");
+            param(sql);
+        }
+    };
+    match op.op {
+        Op::Insert | Op::Upsert => {
+            sql.push_str("INSERT INTO ");
+            dialect.push_table(&mut sql, &op.table, quote);
+            sql.push_str(" (");
+            for (i, c) in op.keys.iter().chain(&op.values).enumerate() {
+                if i > 0 {
+                    sql.push_str(", ");
+                }
+                dialect.push_ident(&mut sql, &c.name, quote);
+            }
+            sql.push_str(") VALUES (");
+            for i in 0..op.keys.len() + op.values.len() {
+                if i > 0 {
+                    sql.push_str(", ");
+                }
+                param(&mut sql);
+            }
+            sql.push(')');
+            if op.op == Op::Upsert {
+                let keys: Vec<&str> = op.keys.iter().map(|c| c.name.as_ref()).collect();
+                let values: Vec<&str> = op.values.iter().map(|c| c.name.as_ref()).collect();
+                dialect.push_upsert_tail(&mut sql, &keys, &values, quote);
+            }
+        }
+        Op::Update => {
+            sql.push_str("UPDATE ");
+            dialect.push_table(&mut sql, &op.table, quote);
+            sql.push_str(" SET ");
+            for (i, c) in op.values.iter().enumerate() {
+                if i > 0 {
+                    sql.push_str(", ");
+                }
+                dialect.push_ident(&mut sql, &c.name, quote);
+                sql.push_str(" = ");
+                param(&mut sql);
+            }
+            conditions(&mut sql, &mut param);
+        }
+        Op::Delete => {
+            sql.push_str("DELETE FROM ");
+            dialect.push_table(&mut sql, &op.table, quote);
+            conditions(&mut sql, &mut param);
+        }
+    }
+    sql
+}
+
+/// The columns bound, in the statement's parameter order.
+fn params<'a, 'b>(op: &'b RowOp<'a>) -> Box<dyn Iterator<Item = &'b Col<'a>> + 'b> {
+    match op.op {
+        Op::Insert | Op::Upsert => Box::new(op.keys.iter().chain(&op.values)),
+        Op::Update => Box::new(op.values.iter().chain(&op.keys)),
+        Op::Delete => Box::new(op.keys.iter()),
+    }
+}
+
+/// What went wrong writing a batch: at which row, and the error.
+struct Failure {
+    row: usize,
+    error: ConnectError,
+}
+
+/// Runs the statements of a batch in one transaction. With `isolate`,
+/// each row runs under a savepoint: a row the database refuses is rolled
+/// back alone and its index returned, the others commit.
+async fn write_batch(
+    pool: &Pool,
+    statements: &[Arc<str>],
+    ops: &[RowOp<'_>],
+    tz: chrono::FixedOffset,
+    isolate: bool,
+) -> std::result::Result<Vec<(usize, ConnectError)>, Failure> {
+    macro_rules! run {
+        ($pool:expr, $bind:expr) => {{
+            let begin = |e| Failure {
+                row: 0,
+                error: classify(e).context("starting a transaction"),
+            };
+            let mut tx = $pool.begin().await.map_err(begin)?;
+            let mut refused = Vec::new();
+            for (row, (sql, op)) in statements.iter().zip(ops).enumerate() {
+                let fail = |error: ConnectError| Failure { row, error };
+                let mut q = sqlx::query(sql.as_ref());
+                for col in params(op) {
+                    q = $bind(
+                        q,
+                        Bind::of(&col.name, &col.schema, &col.value, tz).map_err(fail)?,
+                    );
+                }
+                if isolate {
+                    sqlx::query("SAVEPOINT connect_row")
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(|e| fail(classify(e)))?;
+                }
+                match q.execute(&mut *tx).await {
+                    Ok(_) if isolate => {
+                        sqlx::query("RELEASE SAVEPOINT connect_row")
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(|e| fail(classify(e)))?;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        let error =
+                            classify(e).context(format_args!("writing to table {}", op.table));
+                        if !isolate || error.is_retriable() {
+                            return Err(fail(error));
+                        }
+                        sqlx::query("ROLLBACK TO SAVEPOINT connect_row")
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(|e| fail(classify(e)))?;
+                        refused.push((row, error));
+                    }
+                }
+            }
+            tx.commit().await.map_err(|e| Failure {
+                row: ops.len(),
+                error: classify(e).context("committing"),
+            })?;
+            Ok(refused)
+        }};
+    }
+    match pool {
+        Pool::Pg(p) => run!(p, |q, b| match b {
+            Bind::Decimal(d) => sqlx::query::Query::bind(q, d),
+            b => bind_common(q, b),
+        }),
+        Pool::My(p) => run!(p, |q, b| match b {
+            Bind::Decimal(d) => sqlx::query::Query::bind(q, d),
+            b => bind_common(q, b),
+        }),
+        Pool::Lite(p) => run!(p, bind_common),
+    }
+}
+
+#[async_trait]
+impl SinkTask for JdbcSinkTask {
+    async fn start(&mut self, config: &ConfigMap, context: Arc<dyn SinkTaskContext>) -> Result<()> {
+        let settings = SinkSettings::parse(config)?;
+        let pool = Pool::connect(&settings.conn, 1).await?;
+        self.state = Some(SinkState {
+            settings,
+            pool,
+            reporter: context.errant_record_reporter(),
+            tables: HashMap::new(),
+            statements: HashMap::new(),
+        });
+        Ok(())
+    }
+
+    async fn put(&mut self, records: &[SinkRecord]) -> Result<()> {
+        let state = self
+            .state
+            .as_mut()
+            .ok_or_else(|| ConnectError::other("JdbcSinkTask: put called before start"))?;
+        let mut ops = Vec::with_capacity(records.len());
+        let mut sources = Vec::with_capacity(records.len());
+        let mut statements = Vec::with_capacity(records.len());
+        for record in records {
+            let at = |e: ConnectError| {
+                e.context(format_args!(
+                    "record {}-{}@{}",
+                    record.original_topic,
+                    record.original_kafka_partition,
+                    record.original_kafka_offset
+                ))
+            };
+            let op = match row_op(&state.settings, record) {
+                Ok(Some(op)) => op,
+                Ok(None) => continue,
+                Err(e) => {
+                    report(state.reporter.as_deref(), record, at(e)).await?;
+                    continue;
+                }
+            };
+            if let Err(e) = state.ensure_table(&op).await {
+                if e.is_retriable() || matches!(e.kind(), connect_api::ErrorKind::Config { .. }) {
+                    return Err(at(e));
+                }
+                report(state.reporter.as_deref(), record, at(e)).await?;
+                continue;
+            }
+            statements.push(state.statement(&op));
+            ops.push(op);
+            sources.push(record);
+        }
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let tz = state.settings.conn.timezone;
+        match write_batch(&state.pool, &statements, &ops, tz, false).await {
+            Ok(_) => return Ok(()),
+            Err(f) if f.error.is_retriable() || state.reporter.is_none() => {
+                let record = sources.get(f.row).copied();
+                return Err(match record {
+                    Some(r) => f.error.context(format_args!(
+                        "record {}-{}@{}",
+                        r.original_topic, r.original_kafka_partition, r.original_kafka_offset
+                    )),
+                    None => f.error,
+                });
+            }
+            Err(f) => tracing::debug!(
+                "a row of the batch was refused ({}): writing row by row",
+                f.error
+            ),
+        }
+        // A row was refused: write again, each row under a savepoint, and
+        // send the refused ones to the reporter.
+        match write_batch(&state.pool, &statements, &ops, tz, true).await {
+            Ok(refused) => {
+                for (row, error) in refused {
+                    report(state.reporter.as_deref(), sources[row], error).await?;
+                }
+                Ok(())
+            }
+            Err(f) => Err(f.error),
+        }
+    }
+
+    async fn stop(&mut self) -> Result<()> {
+        if let Some(state) = self.state.take() {
+            state.pool.close().await;
+        }
+        Ok(())
+    }
+}
+
+/// Sends a record the database (or the connector) cannot take to the
+/// errant record reporter; without one (errors.tolerance=none) the error
+/// fails the task.
+async fn report(
+    reporter: Option<&dyn ErrantRecordReporter>,
+    record: &SinkRecord,
+    error: ConnectError,
+) -> Result<()> {
+    match reporter {
+        Some(r) => {
+            tracing::warn!("record refused, sent to the error reporter: {error}");
+            r.report(record, &error).await
+        }
+        None => Err(error),
+    }
+}

@@ -1,0 +1,538 @@
+//! The JDBC connectors against real databases: SQLite embedded (always),
+//! PostgreSQL and MariaDB from `tools/databases/databases.sh` (SKIPPED
+//! loudly without them; `.ci/run` starts both).
+
+use std::time::Duration;
+
+use connect_api::{
+    ConfigMap, Record, Schema, SchemaBuilder, SinkRecord, SourceRecord, Struct, TopicPartition,
+    Value,
+};
+use connect_jdbc::{JdbcSinkConnector, JdbcSourceConnector};
+use connect_testkit::{connector_task_configs, sink_records, SinkHarness, SourceHarness};
+
+/// A database the tests run against, and a plain connection to set up
+/// tables and read them back.
+struct Db {
+    name: &'static str,
+    url: String,
+    user: &'static str,
+    password: &'static str,
+    admin: Admin,
+    _dir: Option<tempfile::TempDir>,
+}
+
+enum Admin {
+    Pg(sqlx::PgPool),
+    My(sqlx::MySqlPool),
+    Lite(sqlx::SqlitePool),
+}
+
+impl Db {
+    async fn sqlite() -> Db {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("test.db");
+        let opts = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let admin = sqlx::SqlitePool::connect_with(opts).await.unwrap();
+        Db {
+            name: "sqlite",
+            url: format!("jdbc:sqlite:{}", path.display()),
+            user: "",
+            password: "",
+            admin: Admin::Lite(admin),
+            _dir: Some(dir),
+        }
+    }
+
+    async fn postgres(test: &str) -> Option<Db> {
+        let url = connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test)?;
+        let admin_url = url.replace("jdbc:postgresql://", "postgres://postgres@");
+        Some(Db {
+            name: "postgres",
+            url,
+            user: "postgres",
+            password: "",
+            admin: Admin::Pg(sqlx::PgPool::connect(&admin_url).await.unwrap()),
+            _dir: None,
+        })
+    }
+
+    async fn mariadb(test: &str) -> Option<Db> {
+        let url = connect_test_support::real_database("JDBC_TEST_MARIADB_URL", test)?;
+        let admin_url = url.replace("jdbc:mariadb://", "mysql://connect:connect@");
+        Some(Db {
+            name: "mariadb",
+            url,
+            user: "connect",
+            password: "connect",
+            admin: Admin::My(sqlx::MySqlPool::connect(&admin_url).await.unwrap()),
+            _dir: None,
+        })
+    }
+
+    /// SQLite always, then the servers that are up.
+    async fn all(test: &str) -> Vec<Db> {
+        let mut dbs = vec![Db::sqlite().await];
+        dbs.extend(Db::postgres(test).await);
+        dbs.extend(Db::mariadb(test).await);
+        dbs
+    }
+
+    async fn exec(&self, sql: &str) {
+        let r = match &self.admin {
+            Admin::Pg(p) => sqlx::raw_sql(sql).execute(p).await.map(|_| ()),
+            Admin::My(p) => sqlx::raw_sql(sql).execute(p).await.map(|_| ()),
+            Admin::Lite(p) => sqlx::raw_sql(sql).execute(p).await.map(|_| ()),
+        };
+        r.unwrap_or_else(|e| panic!("{}: {sql}: {e}", self.name));
+    }
+
+    /// The rows of a query with every column cast to text by the query.
+    async fn texts(&self, sql: &str) -> Vec<Vec<Option<String>>> {
+        use sqlx::Row;
+        macro_rules! rows {
+            ($p:expr) => {
+                sqlx::query(sql)
+                    .fetch_all($p)
+                    .await
+                    .unwrap_or_else(|e| panic!("{}: {sql}: {e}", self.name))
+                    .iter()
+                    .map(|r| {
+                        (0..r.len())
+                            .map(|i| {
+                                r.try_get_unchecked::<Option<String>, _>(i)
+                                    .unwrap()
+                                    .map(|s| s.trim().to_string())
+                            })
+                            .collect()
+                    })
+                    .collect()
+            };
+        }
+        match &self.admin {
+            Admin::Pg(p) => rows!(p),
+            Admin::My(p) => rows!(p),
+            Admin::Lite(p) => rows!(p),
+        }
+    }
+
+    fn config(&self, pairs: &[(&str, &str)]) -> ConfigMap {
+        let mut c = ConfigMap::from([("connection.url", self.url.as_str())]);
+        if !self.user.is_empty() {
+            c.insert("connection.user".into(), self.user.into());
+            c.insert("connection.password".into(), self.password.into());
+        }
+        for (k, v) in pairs {
+            c.insert(k.to_string(), v.to_string());
+        }
+        c
+    }
+
+    /// `TEXT` is not indexable in MariaDB; `VARCHAR` is everywhere.
+    fn timestamp_type(&self) -> &'static str {
+        match self.admin {
+            Admin::Pg(_) => "TIMESTAMP(6)",
+            Admin::My(_) => "DATETIME(6)",
+            Admin::Lite(_) => "DATETIME",
+        }
+    }
+}
+
+fn field<'a>(r: &'a SourceRecord, name: &str) -> &'a Value {
+    r.value.as_struct().unwrap().get(name).unwrap()
+}
+
+fn ids(records: &[SourceRecord]) -> Vec<i64> {
+    records
+        .iter()
+        .map(|r| match field(r, "id") {
+            Value::Int32(v) => i64::from(*v),
+            Value::Int64(v) => *v,
+            other => panic!("id is {other:?}"),
+        })
+        .collect()
+}
+
+/// The one task config the connector gives `config`.
+async fn task_config(config: &ConfigMap) -> ConfigMap {
+    let (mut tasks, _) = connector_task_configs(&mut JdbcSourceConnector::default(), config, 1)
+        .await
+        .unwrap();
+    assert_eq!(tasks.len(), 1, "one table, one task");
+    tasks.remove(0)
+}
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+#[tokio::test]
+async fn incrementing_mode_reads_new_rows_with_confluents_topic_offsets_and_types_and_resumes() {
+    for db in Db::all("incrementing_mode_reads_new_rows").await {
+        db.exec("DROP TABLE IF EXISTS inc_orders").await;
+        db.exec("CREATE TABLE inc_orders (id INTEGER NOT NULL PRIMARY KEY, name VARCHAR(40), amount DECIMAL(10,2))")
+            .await;
+        db.exec("INSERT INTO inc_orders VALUES (1, 'a', 1.50), (2, NULL, 2.25)")
+            .await;
+        let config = db.config(&[
+            ("mode", "incrementing"),
+            ("incrementing.column.name", "id"),
+            ("topic.prefix", "db-"),
+            ("table.whitelist", "inc_orders"),
+            ("poll.interval.ms", "50"),
+        ]);
+        let task = task_config(&config).await;
+        let mut h = SourceHarness::for_connector(JdbcSourceConnector::default());
+        h.start(task.clone()).await.unwrap();
+        let got = h.poll_until(2, DEADLINE).await.unwrap();
+        assert_eq!(ids(&got), [1, 2], "{}", db.name);
+        assert_eq!(&*got[0].topic, "db-inc_orders", "{}", db.name);
+        assert_eq!(field(&got[0], "name"), &Value::from("a"));
+        assert_eq!(field(&got[1], "name"), &Value::Null);
+        if db.name != "sqlite" {
+            assert_eq!(
+                field(&got[0], "amount"),
+                &Value::Decimal(connect_api::Decimal::new(150, 2)),
+                "{}",
+                db.name
+            );
+        }
+        let schema = got[0].value_schema.as_ref().unwrap();
+        assert_eq!(schema.name(), Some("inc_orders"));
+        assert!(
+            !schema.field("id").unwrap().schema().is_optional(),
+            "{}: NOT NULL id",
+            db.name
+        );
+        assert!(schema.field("name").unwrap().schema().is_optional());
+        assert_eq!(
+            serde_json::Value::Object(got[1].source_offset.clone()),
+            serde_json::json!({"incrementing": 2}),
+            "{}",
+            db.name
+        );
+        assert_eq!(
+            got[1].source_partition.get("protocol"),
+            Some(&serde_json::json!("1"))
+        );
+        h.acknowledge_all().await.unwrap();
+        h.commit().await.unwrap();
+        // New rows after a restart: only they come, none again.
+        h.stop().await.unwrap();
+        db.exec("INSERT INTO inc_orders VALUES (3, 'c', 3.00)")
+            .await;
+        h.start(task).await.unwrap();
+        let got = h.poll_until(1, DEADLINE).await.unwrap();
+        assert_eq!(ids(&got), [3], "{}", db.name);
+        assert!(
+            h.poll_for(Duration::from_millis(300))
+                .await
+                .unwrap()
+                .is_empty(),
+            "{}",
+            db.name
+        );
+        h.stop().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn timestamp_mode_keeps_rows_that_share_the_last_timestamp_across_batches() {
+    let test = "timestamp_mode_keeps_rows_that_share_the_last_timestamp";
+    let dbs: Vec<Db> = [Db::postgres(test).await, Db::mariadb(test).await]
+        .into_iter()
+        .flatten()
+        .collect();
+    for db in dbs {
+        db.exec("DROP TABLE IF EXISTS ts_rows").await;
+        db.exec(&format!(
+            "CREATE TABLE ts_rows (id INT NOT NULL, ts {} NOT NULL)",
+            db.timestamp_type()
+        ))
+        .await;
+        // Rows 2, 3 and 4 share a timestamp; batches hold two rows. Reading
+        // `ts > last` after a batch that ends inside the group (Confluent's
+        // connector) loses rows 3 and 4.
+        db.exec(
+            "INSERT INTO ts_rows VALUES (1, '2024-01-01 00:00:01'), (2, '2024-01-01 00:00:02'), \
+             (3, '2024-01-01 00:00:02'), (4, '2024-01-01 00:00:02'), (5, '2024-01-01 00:00:03')",
+        )
+        .await;
+        let config = db.config(&[
+            ("mode", "timestamp"),
+            ("timestamp.column.name", "ts"),
+            ("topic.prefix", "db-"),
+            ("table.whitelist", "ts_rows"),
+            ("batch.max.rows", "2"),
+            ("poll.interval.ms", "50"),
+        ]);
+        let task = task_config(&config).await;
+        let mut h = SourceHarness::for_connector(JdbcSourceConnector::default());
+        h.start(task).await.unwrap();
+        let mut got = h.poll_until(5, DEADLINE).await.unwrap();
+        got.extend(h.poll_for(Duration::from_millis(300)).await.unwrap());
+        let mut seen = ids(&got);
+        seen.sort();
+        assert_eq!(seen, [1, 2, 3, 4, 5], "{}: every row once", db.name);
+        let last = got.last().unwrap();
+        assert_eq!(
+            serde_json::Value::Object(last.source_offset.clone()),
+            serde_json::json!({"timestamp": 1_704_067_203_000i64, "timestamp_nanos": 0}),
+            "{}",
+            db.name
+        );
+        h.stop().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_row_whose_transaction_commits_after_a_poll_is_not_skipped() {
+    let test = "a_row_whose_transaction_commits_after_a_poll_is_not_skipped";
+    let dbs: Vec<Db> = [Db::postgres(test).await, Db::mariadb(test).await]
+        .into_iter()
+        .flatten()
+        .collect();
+    for db in dbs {
+        db.exec("DROP TABLE IF EXISTS late_rows").await;
+        let now = if db.name == "postgres" {
+            "now()"
+        } else {
+            "NOW(6)"
+        };
+        db.exec(&format!(
+            "CREATE TABLE late_rows (id INT NOT NULL, ts {} NOT NULL)",
+            db.timestamp_type()
+        ))
+        .await;
+        let config = db.config(&[
+            ("mode", "timestamp"),
+            ("timestamp.column.name", "ts"),
+            ("topic.prefix", "db-"),
+            ("table.whitelist", "late_rows"),
+            ("poll.interval.ms", "50"),
+        ]);
+        let task = task_config(&config).await;
+        // A transaction stamps row 1, then stays open while row 2 commits
+        // with a later timestamp and the connector polls.
+        let mut slow = match &db.admin {
+            Admin::Pg(p) => Slow::Pg(p.acquire().await.unwrap()),
+            Admin::My(p) => Slow::My(p.acquire().await.unwrap()),
+            Admin::Lite(_) => unreachable!("SQLite has one writer at a time"),
+        };
+        slow.exec("BEGIN").await;
+        slow.exec(&format!("INSERT INTO late_rows VALUES (1, {now})"))
+            .await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        db.exec(&format!("INSERT INTO late_rows VALUES (2, {now})"))
+            .await;
+        let mut h = SourceHarness::for_connector(JdbcSourceConnector::default());
+        h.start(task).await.unwrap();
+        let mut got = h.poll_for(Duration::from_millis(500)).await.unwrap();
+        slow.commit().await;
+        got.extend(
+            h.poll_until(2usize.saturating_sub(got.len()), DEADLINE)
+                .await
+                .unwrap(),
+        );
+        got.extend(h.poll_for(Duration::from_millis(300)).await.unwrap());
+        let mut seen = ids(&got);
+        seen.sort();
+        assert_eq!(
+            seen,
+            [1, 2],
+            "{}: the late row is read once it commits",
+            db.name
+        );
+        h.stop().await.unwrap();
+    }
+}
+
+/// A connection of its own, for a transaction left open across polls.
+enum Slow {
+    Pg(sqlx::pool::PoolConnection<sqlx::Postgres>),
+    My(sqlx::pool::PoolConnection<sqlx::MySql>),
+}
+
+impl Slow {
+    async fn exec(&mut self, sql: &str) {
+        match self {
+            Slow::Pg(c) => sqlx::raw_sql(sql).execute(&mut **c).await.map(|_| ()),
+            Slow::My(c) => sqlx::raw_sql(sql).execute(&mut **c).await.map(|_| ()),
+        }
+        .unwrap();
+    }
+    async fn commit(mut self) {
+        self.exec("COMMIT").await;
+    }
+}
+
+fn key_schema() -> Schema {
+    SchemaBuilder::struct_()
+        .name("Key")
+        .field("id", Schema::int64())
+        .build()
+        .unwrap()
+}
+
+fn value_schema(with_note: bool) -> Schema {
+    let mut b = SchemaBuilder::struct_()
+        .name("Value")
+        .field("id", Schema::int64())
+        .field("name", Schema::optional_string())
+        .field(
+            "amount",
+            connect_api::logical::decimal_builder(2)
+                .optional()
+                .build()
+                .unwrap(),
+        );
+    if with_note {
+        b = b.field("note", Schema::optional_string());
+    }
+    b.build().unwrap()
+}
+
+fn upsert(topic: &str, id: i64, name: &str, cents: i64, note: Option<&str>) -> Record {
+    let vs = value_schema(note.is_some());
+    let mut v = Struct::new(vs.clone()).unwrap();
+    v.put("id", id).unwrap();
+    v.put("name", name).unwrap();
+    v.put(
+        "amount",
+        Value::Decimal(connect_api::Decimal::new(cents, 2)),
+    )
+    .unwrap();
+    if let Some(n) = note {
+        v.put("note", n).unwrap();
+    }
+    let mut k = Struct::new(key_schema()).unwrap();
+    k.put("id", id).unwrap();
+    Record::new(topic, Some(vs), Value::Struct(v)).with_key(Some(key_schema()), Value::Struct(k))
+}
+
+fn tombstone(topic: &str, id: i64) -> Record {
+    let mut k = Struct::new(key_schema()).unwrap();
+    k.put("id", id).unwrap();
+    Record::new(topic, None, Value::Null).with_key(Some(key_schema()), Value::Struct(k))
+}
+
+#[tokio::test]
+async fn the_sink_creates_upserts_evolves_and_deletes_and_redelivery_changes_nothing() {
+    for db in Db::all("the_sink_creates_upserts_evolves_and_deletes").await {
+        db.exec("DROP TABLE IF EXISTS sink_orders").await;
+        let config = db.config(&[
+            ("topics", "sink_orders"),
+            ("insert.mode", "upsert"),
+            ("pk.mode", "record_key"),
+            ("delete.enabled", "true"),
+            ("auto.create", "true"),
+            ("auto.evolve", "true"),
+        ]);
+        let mut h = SinkHarness::for_connector(JdbcSinkConnector::default());
+        h.start(config).await.unwrap();
+        h.open(&[TopicPartition::new("sink_orders", 0)])
+            .await
+            .unwrap();
+        let batch = sink_records(
+            0,
+            0,
+            [
+                upsert("sink_orders", 1, "a", 150, None),
+                upsert("sink_orders", 2, "b", 200, None),
+                upsert("sink_orders", 1, "A", 151, None),
+            ],
+        );
+        h.put(&batch).await.unwrap();
+        // Redelivered after a crash: the same rows, not twice.
+        h.put(&batch).await.unwrap();
+        // A new optional field adds a column; a tombstone deletes row 2.
+        let later: Vec<SinkRecord> = sink_records(
+            0,
+            3,
+            [
+                upsert("sink_orders", 3, "c", 300, Some("new")),
+                tombstone("sink_orders", 2),
+            ],
+        );
+        h.put(&later).await.unwrap();
+        let rows = db
+            .texts("SELECT CAST(id AS CHAR(20)), name, CAST(amount AS CHAR(20)), note FROM sink_orders ORDER BY id")
+            .await;
+        let rows: Vec<(String, String, f64, Option<String>)> = rows
+            .into_iter()
+            .map(|r| {
+                let amount = r[2]
+                    .as_deref()
+                    .unwrap()
+                    .parse::<f64>()
+                    .unwrap_or_else(|e| panic!("{}: {r:?}: {e}", db.name));
+                (
+                    r[0].clone().unwrap(),
+                    r[1].clone().unwrap(),
+                    amount,
+                    r[3].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                ("1".into(), "A".into(), 1.51, None),
+                ("3".into(), "c".into(), 3.0, Some("new".into()))
+            ],
+            "{}",
+            db.name
+        );
+        assert!(h.reporter().unwrap().reports().is_empty(), "{}", db.name);
+        h.stop().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_row_the_database_refuses_goes_to_the_reporter_and_the_rest_of_the_batch_commits() {
+    for db in Db::all("a_row_the_database_refuses_goes_to_the_reporter").await {
+        db.exec("DROP TABLE IF EXISTS checked").await;
+        db.exec(
+            "CREATE TABLE checked (id BIGINT NOT NULL PRIMARY KEY, name VARCHAR(40), amount DECIMAL(10,2), \
+             CHECK (amount >= 0))",
+        )
+        .await;
+        let config = db.config(&[
+            ("topics", "checked"),
+            ("insert.mode", "upsert"),
+            ("pk.mode", "record_key"),
+        ]);
+        let mut h = SinkHarness::for_connector(JdbcSinkConnector::default());
+        h.start(config).await.unwrap();
+        h.open(&[TopicPartition::new("checked", 0)]).await.unwrap();
+        let batch = sink_records(
+            0,
+            10,
+            [
+                upsert("checked", 1, "a", 100, None),
+                upsert("checked", 2, "poison", -5, None),
+                upsert("checked", 3, "c", 300, None),
+            ],
+        );
+        h.put(&batch).await.unwrap();
+        let rows = db
+            .texts("SELECT CAST(id AS CHAR(20)) FROM checked ORDER BY id")
+            .await;
+        assert_eq!(
+            rows,
+            vec![vec![Some("1".to_string())], vec![Some("3".to_string())]],
+            "{}",
+            db.name
+        );
+        let reports = h.reporter().unwrap().reports();
+        assert_eq!(reports.len(), 1, "{}: {reports:?}", db.name);
+        assert_eq!(reports[0].record.kafka_offset, 11, "{}", db.name);
+        assert!(
+            reports[0].error.contains("checked"),
+            "{}: the error names the table: {}",
+            db.name,
+            reports[0].error
+        );
+        h.stop().await.unwrap();
+    }
+}
