@@ -7,13 +7,16 @@
 //! external broker.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 mod common;
 
-use common::{curl, real_bootstrap, repo_file, topic_values, unique_suffix, wait_for};
+use common::{
+    curl, real_bootstrap, repo_file, topic_values, unique_suffix, wait_for, worker_config,
+    worker_config_with_session,
+};
 
 /// A running `connect-standalone` whose stderr is collected.
 struct Worker {
@@ -80,51 +83,6 @@ impl Drop for Worker {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// The shipped worker config with test paths, a free REST port, a 1 s
-/// offset flush (instead of 10 s, to keep the test short) and optionally an
-/// external broker.
-fn worker_config(dir: &Path, bootstrap: Option<&str>) -> PathBuf {
-    worker_config_with_session(dir, bootstrap, 6000)
-}
-
-/// [`worker_config`] with the sink consumer's `session.timeout.ms`.
-fn worker_config_with_session(dir: &Path, bootstrap: Option<&str>, session_ms: u32) -> PathBuf {
-    let shipped =
-        std::fs::read_to_string(repo_file("config/connect-standalone.properties")).unwrap();
-    assert!(shipped.contains("offset.flush.interval.ms=10000"));
-    assert!(
-        !shipped.lines().any(|l| l.starts_with("bootstrap.servers")),
-        "the shipped config uses the embedded Kafka"
-    );
-    let offsets = dir.join("connect.offsets");
-    let mut text: String = shipped
-        .lines()
-        .map(|l| {
-            if l.starts_with("offset.storage.file.filename=") {
-                format!("offset.storage.file.filename={}", offsets.display())
-            } else if l.starts_with("listeners=") {
-                "listeners=http://127.0.0.1:0".to_string()
-            } else if l.starts_with("offset.flush.interval.ms=") {
-                "offset.flush.interval.ms=1000".to_string()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    if let Some(b) = bootstrap {
-        // The killed worker's sink stays in the group until its session
-        // times out (45 s by default, as in Kafka); 6 s keeps the test short.
-        let heartbeat_ms = session_ms / 4;
-        text.push_str(&format!(
-            "\nbootstrap.servers={b}\nconsumer.session.timeout.ms={session_ms}\nconsumer.heartbeat.interval.ms={heartbeat_ms}\n"
-        ));
-    }
-    let path = dir.join("connect-standalone.properties");
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 /// Copies of the shipped connector configs in `dir`; with `unique`, the

@@ -410,3 +410,52 @@ pub(crate) fn set_client_quotas(bootstrap: &str, quotas: &[(&str, &str, f64)]) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The shipped worker config with test paths, a free REST port, a 1 s
+/// offset flush (instead of 10 s, to keep the test short) and optionally an
+/// external broker.
+pub(crate) fn worker_config(dir: &Path, bootstrap: Option<&str>) -> PathBuf {
+    worker_config_with_session(dir, bootstrap, 6000)
+}
+
+/// [`worker_config`] with the sink consumer's `session.timeout.ms`.
+pub(crate) fn worker_config_with_session(
+    dir: &Path,
+    bootstrap: Option<&str>,
+    session_ms: u32,
+) -> PathBuf {
+    let shipped =
+        std::fs::read_to_string(repo_file("config/connect-standalone.properties")).unwrap();
+    assert!(shipped.contains("offset.flush.interval.ms=10000"));
+    assert!(
+        !shipped.lines().any(|l| l.starts_with("bootstrap.servers")),
+        "the shipped config uses the embedded Kafka"
+    );
+    let offsets = dir.join("connect.offsets");
+    let mut text: String = shipped
+        .lines()
+        .map(|l| {
+            if l.starts_with("offset.storage.file.filename=") {
+                format!("offset.storage.file.filename={}", offsets.display())
+            } else if l.starts_with("listeners=") {
+                "listeners=http://127.0.0.1:0".to_string()
+            } else if l.starts_with("offset.flush.interval.ms=") {
+                "offset.flush.interval.ms=1000".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    if let Some(b) = bootstrap {
+        // The killed worker's sink stays in the group until its session
+        // times out (45 s by default, as in Kafka); 6 s keeps the test short.
+        let heartbeat_ms = session_ms / 4;
+        text.push_str(&format!(
+            "\nbootstrap.servers={b}\nconsumer.session.timeout.ms={session_ms}\nconsumer.heartbeat.interval.ms={heartbeat_ms}\n"
+        ));
+    }
+    let path = dir.join("connect-standalone.properties");
+    std::fs::write(&path, text).unwrap();
+    path
+}

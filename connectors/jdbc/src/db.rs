@@ -78,7 +78,9 @@ impl Pool {
         let url = conn.url.as_str();
         let context =
             |e: sqlx::Error| classify(e).context(format_args!("connecting to {}", redact_url(url)));
-        let acquire = Duration::from_secs(30);
+        // How long a statement waits for a connection before the database
+        // counts as away (a retriable error: the worker retries the batch).
+        let acquire = Duration::from_secs(10);
         Ok(match conn.dialect {
             Dialect::Postgres => {
                 let (host, port, db) = host_port_db(url, "jdbc:postgresql://".len(), 5432)?;
