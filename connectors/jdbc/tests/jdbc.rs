@@ -428,7 +428,9 @@ async fn the_sink_creates_upserts_evolves_and_deletes_and_redelivery_changes_not
             ("auto.create", "true"),
             ("auto.evolve", "true"),
         ]);
-        let mut h = SinkHarness::for_connector(JdbcSinkConnector::default());
+        // No error reporter (errors.tolerance=none): any refused statement
+        // fails the put, so the batch must be written as it is.
+        let mut h = SinkHarness::for_connector(JdbcSinkConnector::default()).without_reporter();
         h.start(config).await.unwrap();
         h.open(&[TopicPartition::new("sink_orders", 0)])
             .await
@@ -483,7 +485,6 @@ async fn the_sink_creates_upserts_evolves_and_deletes_and_redelivery_changes_not
             "{}",
             db.name
         );
-        assert!(h.reporter().unwrap().reports().is_empty(), "{}", db.name);
         h.stop().await.unwrap();
     }
 }

@@ -100,7 +100,7 @@ pub(crate) fn sink_def() -> ConfigDef {
                 .default(3000)
                 .validator(Range::at_least(1))
                 .importance(Importance::Medium)
-                .doc("Accepted for compatibility: each put is one transaction whose rows run as prepared statements, whatever the size."),
+                .doc("The most rows one INSERT statement writes (consecutive inserts or upserts of one table and shape share a multi-row statement); each put is one transaction whatever its size."),
         )
         .define(
             ConfigKey::new(TABLE_NAME_FORMAT, ConfigType::String)
@@ -122,6 +122,7 @@ pub(crate) struct SinkSettings {
     pub(crate) auto_create: bool,
     pub(crate) auto_evolve: bool,
     pub(crate) table_name_format: String,
+    pub(crate) batch_size: usize,
 }
 
 impl SinkSettings {
@@ -179,6 +180,7 @@ impl SinkSettings {
             auto_create: p.boolean(AUTO_CREATE)?,
             auto_evolve: p.boolean(AUTO_EVOLVE)?,
             table_name_format: p.string(TABLE_NAME_FORMAT)?.to_string(),
+            batch_size: p.int(BATCH_SIZE)?.max(1) as usize,
         })
     }
 

@@ -118,8 +118,46 @@ impl std::fmt::Debug for JdbcSinkTask {
     }
 }
 
-/// A statement's table, operation, key columns and value columns.
-type StatementKey = (String, Op, Vec<String>, Vec<String>);
+/// A cached statement: what it writes, and its text.
+struct Cached {
+    table: String,
+    op: Op,
+    keys: Vec<String>,
+    values: Vec<String>,
+    sql: Arc<str>,
+}
+
+impl Cached {
+    fn matches(&self, op: &RowOp<'_>) -> bool {
+        let same = |names: &[String], cols: &[Col<'_>]| {
+            names.len() == cols.len() && names.iter().zip(cols).all(|(n, c)| *n == c.name)
+        };
+        self.op == op.op
+            && self.table == op.table
+            && same(&self.keys, &op.keys)
+            && same(&self.values, &op.values)
+    }
+}
+
+/// A hash of what a statement writes, computed without allocating.
+fn shape_hash(op: &RowOp<'_>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (&op.table, op.op, op.keys.len()).hash(&mut h);
+    for c in op.keys.iter().chain(&op.values) {
+        c.name.hash(&mut h);
+    }
+    h.finish()
+}
+
+/// The most statements a task caches before it starts over.
+const MAX_CACHED_STATEMENTS: usize = 1024;
+
+/// Rows `rows` of a batch written by one statement.
+struct Unit {
+    sql: Arc<str>,
+    rows: std::ops::Range<usize>,
+}
 
 struct SinkState {
     settings: SinkSettings,
@@ -129,7 +167,13 @@ struct SinkState {
     /// DDL) last described them.
     tables: HashMap<String, HashSet<String>>,
     /// Statement text by table, operation and column names.
-    statements: HashMap<StatementKey, Arc<str>>,
+    /// Statements by [`shape_hash`] (several per hash on a collision).
+    statements: HashMap<u64, Vec<Cached>>,
+    /// Multi-row forms of an insert or upsert statement, by the
+    /// single-row statement's address and the row count.
+    multi_row: HashMap<(usize, usize), Arc<str>>,
+    /// Rows per multi-row statement (`batch.size`).
+    batch_size: usize,
 }
 
 impl SinkState {
@@ -222,25 +266,98 @@ impl SinkState {
     }
 
     fn statement(&mut self, op: &RowOp<'_>) -> Arc<str> {
+        let hash = shape_hash(op);
+        if let Some(c) = self
+            .statements
+            .get(&hash)
+            .and_then(|v| v.iter().find(|c| c.matches(op)))
+        {
+            return c.sql.clone();
+        }
+        if self.statements.len() >= MAX_CACHED_STATEMENTS {
+            // Column sets that change with every record would grow the
+            // cache without end.
+            self.statements.clear();
+            self.multi_row.clear();
+        }
+        let names = |cols: &[Col<'_>]| cols.iter().map(|c| c.name.to_string()).collect();
+        let sql: Arc<str> =
+            statement_sql(self.settings.conn.dialect, self.settings.conn.quote, op, 1).into();
+        self.statements.entry(hash).or_default().push(Cached {
+            table: op.table.clone(),
+            op: op.op,
+            keys: names(&op.keys),
+            values: names(&op.values),
+            sql: sql.clone(),
+        });
+        sql
+    }
+
+    /// The statements of a batch: runs of inserts or upserts of the same
+    /// shape share a multi-row statement (up to `batch.size` rows and the
+    /// database's parameter limit); everything else runs row by row.
+    fn units(&mut self, statements: &[Arc<str>], ops: &[RowOp<'_>]) -> Vec<Unit> {
         let dialect = self.settings.conn.dialect;
         let quote = self.settings.conn.quote;
-        let key = (
-            op.table.clone(),
-            op.op,
-            op.keys
-                .iter()
-                .map(|c| c.name.to_string())
-                .collect::<Vec<_>>(),
-            op.values
-                .iter()
-                .map(|c| c.name.to_string())
-                .collect::<Vec<_>>(),
-        );
-        self.statements
-            .entry(key)
-            .or_insert_with(|| statement_sql(dialect, quote, op).into())
-            .clone()
+        let param_limit = match dialect {
+            Dialect::Sqlite => 32_766,
+            Dialect::Postgres | Dialect::MySql => 65_535,
+        };
+        let mut units = Vec::new();
+        let mut start = 0;
+        // PostgreSQL refuses an upsert that touches one key twice: a
+        // repeated key starts a new statement (order is kept).
+        let mut keys_seen = std::collections::HashSet::new();
+        while start < ops.len() {
+            let first = &ops[start];
+            let columns = (first.keys.len() + first.values.len()).max(1);
+            let max = if matches!(first.op, Op::Insert | Op::Upsert) {
+                self.batch_size.min(param_limit / columns).max(1)
+            } else {
+                1
+            };
+            let dedupe = dialect == Dialect::Postgres && first.op == Op::Upsert;
+            keys_seen.clear();
+            let mut end = start;
+            while end < ops.len()
+                && end - start < max
+                && Arc::ptr_eq(&statements[end], &statements[start])
+            {
+                if dedupe && !keys_seen.insert(key_fingerprint(&ops[end])) {
+                    break;
+                }
+                end += 1;
+            }
+            let n = end - start;
+            let sql = if n == 1 {
+                statements[start].clone()
+            } else {
+                let id = Arc::as_ptr(&statements[start]) as *const u8 as usize;
+                self.multi_row
+                    .entry((id, n))
+                    .or_insert_with(|| statement_sql(dialect, quote, first, n).into())
+                    .clone()
+            };
+            units.push(Unit {
+                sql,
+                rows: start..end,
+            });
+            start = end;
+        }
+        units
     }
+}
+
+/// The key values of a row as text, to find a key repeated in a batch.
+fn key_fingerprint(op: &RowOp<'_>) -> String {
+    let mut s = String::new();
+    for k in &op.keys {
+        s.push_str(k.value.type_name());
+        s.push(':');
+        s.push_str(&k.value.to_string());
+        s.push('\u{1}');
+    }
+    s
 }
 
 /// `CREATE TABLE` for the row's columns, keys first, as the primary key.
@@ -288,8 +405,10 @@ fn create_table(dialect: Dialect, quote: bool, op: &RowOp<'_>) -> Result<String>
     Ok(sql)
 }
 
-/// The statement of a row operation; parameters in [`params`] order.
-fn statement_sql(dialect: Dialect, quote: bool, op: &RowOp<'_>) -> String {
+/// The statement of a row operation, for `rows` rows of the same shape
+/// (inserts and upserts only; others are single-row); parameters in
+/// [`params`] order, row after row.
+fn statement_sql(dialect: Dialect, quote: bool, op: &RowOp<'_>, rows: usize) -> String {
     let mut sql = String::new();
     let mut n = 0;
     let mut param = |sql: &mut String| {
@@ -315,14 +434,17 @@ fn statement_sql(dialect: Dialect, quote: bool, op: &RowOp<'_>) -> String {
                 }
                 dialect.push_ident(&mut sql, &c.name, quote);
             }
-            sql.push_str(") VALUES (");
-            for i in 0..op.keys.len() + op.values.len() {
-                if i > 0 {
-                    sql.push_str(", ");
+            sql.push_str(") VALUES ");
+            for row in 0..rows {
+                sql.push_str(if row == 0 { "(" } else { ", (" });
+                for i in 0..op.keys.len() + op.values.len() {
+                    if i > 0 {
+                        sql.push_str(", ");
+                    }
+                    param(&mut sql);
                 }
-                param(&mut sql);
+                sql.push(')');
             }
-            sql.push(')');
             if op.op == Op::Upsert {
                 let keys: Vec<&str> = op.keys.iter().map(|c| c.name.as_ref()).collect();
                 let values: Vec<&str> = op.values.iter().map(|c| c.name.as_ref()).collect();
@@ -368,11 +490,12 @@ struct Failure {
 }
 
 /// Runs the statements of a batch in one transaction. With `isolate`,
-/// each row runs under a savepoint: a row the database refuses is rolled
-/// back alone and its index returned, the others commit.
+/// each unit (then one row each) runs under a savepoint: a row the
+/// database refuses is rolled back alone and its index returned, the
+/// others commit.
 async fn write_batch(
     pool: &Pool,
-    statements: &[Arc<str>],
+    units: &[Unit],
     ops: &[RowOp<'_>],
     tz: chrono::FixedOffset,
     isolate: bool,
@@ -385,14 +508,22 @@ async fn write_batch(
             };
             let mut tx = $pool.begin().await.map_err(begin)?;
             let mut refused = Vec::new();
-            for (row, (sql, op)) in statements.iter().zip(ops).enumerate() {
+            for unit in units {
+                let row = unit.rows.start;
+                let op = &ops[row];
                 let fail = |error: ConnectError| Failure { row, error };
-                let mut q = sqlx::query(sql.as_ref());
-                for col in params(op) {
-                    q = $bind(
-                        q,
-                        Bind::of(&col.name, &col.schema, &col.value, tz).map_err(fail)?,
-                    );
+                let mut q = sqlx::query(unit.sql.as_ref());
+                for (i, op) in ops[unit.rows.clone()].iter().enumerate() {
+                    for col in params(op) {
+                        let bind =
+                            Bind::of(&col.name, &col.schema, &col.value, tz).map_err(|error| {
+                                Failure {
+                                    row: row + i,
+                                    error,
+                                }
+                            })?;
+                        q = $bind(q, bind);
+                    }
                 }
                 if isolate {
                     sqlx::query("SAVEPOINT connect_row")
@@ -447,12 +578,15 @@ impl SinkTask for JdbcSinkTask {
     async fn start(&mut self, config: &ConfigMap, context: Arc<dyn SinkTaskContext>) -> Result<()> {
         let settings = SinkSettings::parse(config)?;
         let pool = Pool::connect(&settings.conn, 1).await?;
+        let batch_size = settings.batch_size;
         self.state = Some(SinkState {
             settings,
             pool,
             reporter: context.errant_record_reporter(),
             tables: HashMap::new(),
             statements: HashMap::new(),
+            multi_row: HashMap::new(),
+            batch_size,
         });
         Ok(())
     }
@@ -497,7 +631,8 @@ impl SinkTask for JdbcSinkTask {
             return Ok(());
         }
         let tz = state.settings.conn.timezone;
-        match write_batch(&state.pool, &statements, &ops, tz, false).await {
+        let units = state.units(&statements, &ops);
+        match write_batch(&state.pool, &units, &ops, tz, false).await {
             Ok(_) => return Ok(()),
             Err(f) if f.error.is_retriable() || state.reporter.is_none() => {
                 let record = sources.get(f.row).copied();
@@ -516,7 +651,15 @@ impl SinkTask for JdbcSinkTask {
         }
         // A row was refused: write again, each row under a savepoint, and
         // send the refused ones to the reporter.
-        match write_batch(&state.pool, &statements, &ops, tz, true).await {
+        let rows: Vec<Unit> = statements
+            .into_iter()
+            .enumerate()
+            .map(|(i, sql)| Unit {
+                sql,
+                rows: i..i + 1,
+            })
+            .collect();
+        match write_batch(&state.pool, &rows, &ops, tz, true).await {
             Ok(refused) => {
                 for (row, error) in refused {
                     report(state.reporter.as_deref(), sources[row], error).await?;
@@ -549,5 +692,46 @@ async fn report(
             r.report(record, &error).await
         }
         None => Err(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use connect_api::{Schema, Value};
+    use std::borrow::Cow;
+
+    fn op(kind: Op) -> RowOp<'static> {
+        let col = |name: &'static str| Col {
+            name: Cow::Borrowed(name),
+            schema: Cow::Owned(Schema::int64()),
+            value: Cow::Owned(Value::Int64(1)),
+        };
+        RowOp {
+            table: "t".into(),
+            op: kind,
+            keys: vec![col("id")],
+            values: vec![col("v")],
+        }
+    }
+
+    #[test]
+    fn multi_row_statements_number_their_parameters_row_after_row() {
+        assert_eq!(
+            statement_sql(Dialect::Postgres, true, &op(Op::Upsert), 2),
+            "INSERT INTO \"t\" (\"id\", \"v\") VALUES ($1, $2), ($3, $4) ON CONFLICT (\"id\") DO UPDATE SET \"v\" = EXCLUDED.\"v\""
+        );
+        assert_eq!(
+            statement_sql(Dialect::MySql, false, &op(Op::Insert), 2),
+            "INSERT INTO t (id, v) VALUES (?, ?), (?, ?)"
+        );
+        assert_eq!(
+            statement_sql(Dialect::Sqlite, false, &op(Op::Update), 1),
+            "UPDATE t SET v = ? WHERE id = ?"
+        );
+        assert_eq!(
+            statement_sql(Dialect::Postgres, false, &op(Op::Delete), 1),
+            "DELETE FROM t WHERE id = $1"
+        );
     }
 }
