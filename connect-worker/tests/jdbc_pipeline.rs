@@ -132,7 +132,9 @@ fn exec(url: &str, sql: &str) {
     })
 }
 
-/// Waits until `copy` (on `to`) has exactly the rows of `source` (on `from`).
+/// Waits until `copy` (on `to`) has exactly the rows of `source` (on
+/// `from`), compared as sorted lists (the databases order text and
+/// numbers differently).
 fn wait_equal(
     from: &str,
     source: &str,
@@ -140,17 +142,26 @@ fn wait_equal(
     copy: &str,
     dir: &Path,
 ) -> Vec<Vec<Option<String>>> {
-    let want = texts(from, source);
+    let mut want = texts(from, source);
+    want.sort();
     assert!(!want.is_empty(), "the source query found no rows: {source}");
     let start = std::time::Instant::now();
     loop {
-        let last = texts(to, copy);
+        let mut last = texts(to, copy);
+        last.sort();
         if last == want {
             return last;
         }
         if start.elapsed() > common::DEADLINE * 2 {
             let log = std::fs::read_to_string(dir.join("worker.log")).unwrap_or_default();
-            panic!("the copy never matched:\nwant {want:?}\ngot  {last:?}\nworker log:\n{log}");
+            let missing: Vec<_> = want.iter().filter(|r| !last.contains(r)).take(10).collect();
+            let extra: Vec<_> = last.iter().filter(|r| !want.contains(r)).take(10).collect();
+            panic!(
+                "the copy never matched: {} rows wanted, {} found; first missing {missing:?}; \
+                 first unexpected {extra:?}\nworker log:\n{log}",
+                want.len(),
+                last.len()
+            );
         }
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
@@ -251,4 +262,208 @@ fn postgres_to_mariadb_through_kafka_and_an_smt_ends_with_equal_tables() {
         wait_equal(&pg_url, &source, &maria_url, &target, d).len(),
         4
     );
+}
+
+/// kill -9 of the worker while rows stream from PostgreSQL to MariaDB on
+/// the real broker: after a restart the tables end equal (the sink's
+/// upsert absorbs what is delivered twice), and every row is on the topic
+/// (the source repeats at most what it had not committed).
+#[test]
+fn kill_9_mid_stream_ends_with_equal_tables_on_the_real_broker() {
+    let test = "kill_9_mid_stream_ends_with_equal_tables_on_the_real_broker";
+    let (Some(pg), Some(maria), Some(bootstrap)) = (
+        connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
+        connect_test_support::real_database("JDBC_TEST_MARIADB_URL", test),
+        connect_test_support::real_bootstrap(test),
+    ) else {
+        return;
+    };
+    let pg_url = pg.replace("jdbc:postgresql://", "postgres://postgres@");
+    let maria_url = maria.replace("jdbc:mariadb://", "mysql://connect:connect@");
+    let table = unique_suffix("drill").replace('-', "_");
+    let copy = format!("{table}_copy");
+    exec(
+        &pg_url,
+        &format!("CREATE TABLE {table} (id BIGINT PRIMARY KEY, customer TEXT NOT NULL)"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let props = common::worker_config_with_session(d, Some(&bootstrap), 6000);
+    let (source_name, sink_name) = (format!("src-{table}"), format!("sink-{table}"));
+    connector_configs(
+        d,
+        &[
+            ("name", &source_name),
+            ("connection.url", &pg),
+            ("connection.user", "postgres"),
+            ("table.whitelist", &table),
+            ("poll.interval.ms", "100"),
+        ],
+        &[
+            ("name", &sink_name),
+            ("topics", &copy),
+            ("connection.url", &maria),
+            ("connection.user", "connect"),
+            ("connection.password", "connect"),
+        ],
+    );
+    const ROWS: i64 = 600;
+    let writer = {
+        let pg_url = pg_url.clone();
+        let table = table.clone();
+        std::thread::spawn(move || {
+            for start in (1..=ROWS).step_by(20) {
+                let values: Vec<String> = (start..start + 20)
+                    .map(|i| format!("({i}, 'c{i}')"))
+                    .collect();
+                exec(
+                    &pg_url,
+                    &format!("INSERT INTO {table} VALUES {}", values.join(", ")),
+                );
+                std::thread::sleep(std::time::Duration::from_millis(60));
+            }
+        })
+    };
+    let worker = Worker::start(d, &props);
+    let count = format!("SELECT CAST(COUNT(*) AS CHAR(20)) FROM {copy}");
+    let copied = |url: &str| {
+        texts(url, &count)
+            .first()
+            .and_then(|r| r[0].as_deref().and_then(|n| n.parse::<i64>().ok()))
+            .unwrap_or(0)
+    };
+    let start = std::time::Instant::now();
+    while copied(&maria_url) < 100 {
+        assert!(
+            start.elapsed() < common::DEADLINE * 2,
+            "the sink never reached 100 rows"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(worker); // SIGKILL
+    let _worker = Worker::start(d, &props);
+    writer.join().unwrap();
+    let all = format!("SELECT CAST(id AS CHAR(20)), customer FROM {table} ORDER BY id");
+    let rows = wait_equal(
+        &pg_url,
+        &all,
+        &maria_url,
+        &all.replace(&format!("FROM {table}"), &format!("FROM {copy}")),
+        d,
+    );
+    assert_eq!(rows.len(), ROWS as usize);
+    // Read until every id is seen: the duplicates make the topic longer.
+    let mut want = ROWS as usize;
+    let (ids, twice) = loop {
+        let mut ids: Vec<i64> = common::topic_values(&bootstrap, &copy, want)
+            .iter()
+            .filter_map(|v| serde_json::from_str::<serde_json::Value>(v).ok())
+            .filter_map(|v| v["payload"]["id"].as_i64())
+            .collect();
+        ids.sort_unstable();
+        let read = ids.len();
+        ids.dedup();
+        if ids.len() == ROWS as usize || read < want {
+            let twice = read - ids.len();
+            break (ids, twice);
+        }
+        want = read + (ROWS as usize - ids.len());
+    };
+    assert_eq!(
+        ids,
+        (1..=ROWS).collect::<Vec<_>>(),
+        "every row on the topic"
+    );
+    eprintln!(
+        "{test}: {twice} of {ROWS} rows were produced twice (the source's uncommitted window)"
+    );
+}
+
+/// A row the target database refuses goes to the worker's dead letter
+/// queue topic (errors.tolerance=all) and every other row flows on.
+#[test]
+fn a_row_mariadb_refuses_goes_to_the_dead_letter_queue_while_the_rest_flows() {
+    let test = "a_row_mariadb_refuses_goes_to_the_dead_letter_queue_while_the_rest_flows";
+    let (Some(pg), Some(maria), Some(bootstrap)) = (
+        connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
+        connect_test_support::real_database("JDBC_TEST_MARIADB_URL", test),
+        connect_test_support::real_bootstrap(test),
+    ) else {
+        return;
+    };
+    let pg_url = pg.replace("jdbc:postgresql://", "postgres://postgres@");
+    let maria_url = maria.replace("jdbc:mariadb://", "mysql://connect:connect@");
+    let table = unique_suffix("poison").replace('-', "_");
+    let copy = format!("{table}_copy");
+    let dlq = format!("{table}_dlq");
+    exec(
+        &pg_url,
+        &format!("CREATE TABLE {table} (id BIGINT PRIMARY KEY, amount NUMERIC(10,2) NOT NULL)"),
+    );
+    exec(
+        &pg_url,
+        &format!("INSERT INTO {table} VALUES (1, 1.00), (2, -2.00), (3, 3.00)"),
+    );
+    // The target refuses negative amounts.
+    exec(
+        &maria_url,
+        &format!("CREATE TABLE {copy} (id BIGINT PRIMARY KEY, amount DECIMAL(10,2) NOT NULL, CHECK (amount >= 0))"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let props = common::worker_config_with_session(d, Some(&bootstrap), 6000);
+    connector_configs(
+        d,
+        &[
+            ("name", &format!("src-{table}")),
+            ("connection.url", &pg),
+            ("connection.user", "postgres"),
+            ("table.whitelist", &table),
+            ("poll.interval.ms", "100"),
+        ],
+        &[
+            ("name", &format!("sink-{table}")),
+            ("topics", &copy),
+            ("connection.url", &maria),
+            ("connection.user", "connect"),
+            ("connection.password", "connect"),
+            ("errors.tolerance", "all"),
+            ("errors.deadletterqueue.topic.name", &dlq),
+            ("errors.deadletterqueue.topic.replication.factor", "1"),
+            ("errors.deadletterqueue.context.headers.enable", "true"),
+        ],
+    );
+    let _worker = Worker::start(d, &props);
+    let ids = format!("SELECT CAST(id AS CHAR(20)) FROM {copy} ORDER BY id");
+    let start = std::time::Instant::now();
+    loop {
+        let got: Vec<String> = texts(&maria_url, &ids)
+            .into_iter()
+            .filter_map(|r| r[0].clone())
+            .collect();
+        if got == ["1", "3"] {
+            break;
+        }
+        assert!(
+            start.elapsed() < common::DEADLINE * 2,
+            "rows 1 and 3 never arrived: {got:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let dead = common::topic_values(&bootstrap, &dlq, 1);
+    let poison: serde_json::Value = serde_json::from_str(&dead[0]).unwrap();
+    assert_eq!(
+        poison["payload"]["id"], 2,
+        "the refused row is the one on the DLQ: {poison}"
+    );
+    // Rows after the poison flow too.
+    exec(&pg_url, &format!("INSERT INTO {table} VALUES (4, 4.00)"));
+    let start = std::time::Instant::now();
+    while texts(&maria_url, &ids).len() < 3 {
+        assert!(
+            start.elapsed() < common::DEADLINE * 2,
+            "row 4 never arrived"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }

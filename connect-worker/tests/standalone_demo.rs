@@ -173,6 +173,8 @@ fn seed_rest_calls(rest: &str, dir: &Path) {
     assert_eq!(
         classes,
         [
+            "io.confluent.connect.jdbc.JdbcSinkConnector",
+            "io.confluent.connect.jdbc.JdbcSourceConnector",
             "org.apache.kafka.connect.file.FileStreamSinkConnector",
             "org.apache.kafka.connect.file.FileStreamSourceConnector"
         ]
