@@ -710,3 +710,153 @@ async fn the_source_resumes_where_it_was_when_the_database_comes_back() {
         proxy.cut();
     }
 }
+
+#[tokio::test]
+async fn tables_spread_over_tasks_and_a_new_table_reconfigures_the_connector() {
+    use connect_api::{Connector, ConnectorContext};
+    let db = Db::sqlite().await;
+    for t in ["spread_a", "spread_b", "spread_c"] {
+        db.exec(&format!(
+            "CREATE TABLE {t} (id INTEGER NOT NULL PRIMARY KEY)"
+        ))
+        .await;
+    }
+    let config = db.config(&[
+        ("mode", "incrementing"),
+        ("incrementing.column.name", "id"),
+        ("topic.prefix", "db-"),
+        ("table.blacklist", "spread_c"),
+        ("table.poll.interval.ms", "50"),
+    ]);
+    let mut connector = JdbcSourceConnector::default();
+    let context = std::sync::Arc::new(connect_testkit::FakeConnectorContext::default());
+    let given: std::sync::Arc<dyn ConnectorContext> = context.clone();
+    connector.start(&config, given).await.unwrap();
+    let tasks = connector.task_configs(3).await.unwrap();
+    let mut tables: Vec<&str> = tasks.iter().map(|t| t["tables"].as_str()).collect();
+    tables.sort();
+    assert_eq!(
+        tables,
+        ["spread_a", "spread_b"],
+        "one table per task, the excluded one left out"
+    );
+    assert_eq!(
+        connector.task_configs(1).await.unwrap()[0]["tables"],
+        "spread_a,spread_b"
+    );
+    db.exec("CREATE TABLE spread_d (id INTEGER NOT NULL PRIMARY KEY)")
+        .await;
+    let start = tokio::time::Instant::now();
+    while context.reconfigurations() == 0 {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the new table was never noticed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(connector.task_configs(3).await.unwrap().len(), 3);
+    connector.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn query_mode_reads_the_query_into_the_prefix_topic_with_a_query_partition() {
+    let db = Db::sqlite().await;
+    db.exec("CREATE TABLE q_orders (id INTEGER NOT NULL PRIMARY KEY, name TEXT)")
+        .await;
+    db.exec("INSERT INTO q_orders VALUES (1, 'keep'), (2, 'skip'), (3, 'keep')")
+        .await;
+    let config = db.config(&[
+        ("mode", "incrementing"),
+        ("incrementing.column.name", "id"),
+        (
+            "query",
+            "SELECT id, name FROM q_orders WHERE name <> 'skip'",
+        ),
+        ("topic.prefix", "kept-orders"),
+        ("poll.interval.ms", "50"),
+    ]);
+    let (tasks, _) = connector_task_configs(&mut JdbcSourceConnector::default(), &config, 4)
+        .await
+        .unwrap();
+    assert_eq!(tasks.len(), 1, "a query is one task");
+    let mut h = SourceHarness::for_connector(JdbcSourceConnector::default());
+    h.start(tasks[0].clone()).await.unwrap();
+    let got = h.poll_until(2, DEADLINE).await.unwrap();
+    assert_eq!(ids(&got), [1, 3]);
+    assert_eq!(&*got[0].topic, "kept-orders");
+    assert_eq!(
+        serde_json::Value::Object((*got[0].source_partition).clone()),
+        serde_json::json!({"query": "query"})
+    );
+    h.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_sink_keys_rows_by_kafka_coordinates_or_value_fields_and_updates_in_place() {
+    let db = Db::sqlite().await;
+    // pk.mode=kafka with fields.whitelist: the coordinates and one field.
+    let config = db.config(&[
+        ("topics", "coords"),
+        ("pk.mode", "kafka"),
+        ("fields.whitelist", "name"),
+        ("auto.create", "true"),
+    ]);
+    let mut h = SinkHarness::for_connector(JdbcSinkConnector::default()).without_reporter();
+    h.start(config).await.unwrap();
+    h.open(&[TopicPartition::new("coords", 0)]).await.unwrap();
+    h.put(&sink_records(
+        0,
+        7,
+        [
+            upsert("coords", 1, "a", 100, None),
+            upsert("coords", 2, "b", 200, None),
+        ],
+    ))
+    .await
+    .unwrap();
+    let rows = db
+        .texts("SELECT __connect_topic, CAST(__connect_partition AS TEXT), CAST(__connect_offset AS TEXT), name FROM coords ORDER BY 3")
+        .await;
+    let s = |v: &str| Some(v.to_string());
+    assert_eq!(
+        rows,
+        vec![
+            vec![s("coords"), s("0"), s("7"), s("a")],
+            vec![s("coords"), s("0"), s("8"), s("b")]
+        ]
+    );
+    let columns = db
+        .texts("SELECT name FROM pragma_table_info('coords') ORDER BY cid")
+        .await;
+    assert_eq!(
+        columns.len(),
+        4,
+        "only the whitelisted field besides the key: {columns:?}"
+    );
+    h.stop().await.unwrap();
+    // pk.mode=record_value with update: rows change in place by id.
+    db.exec("CREATE TABLE by_value (id INTEGER NOT NULL PRIMARY KEY, name TEXT, amount REAL)")
+        .await;
+    db.exec("INSERT INTO by_value VALUES (1, 'old', 1.0)").await;
+    let config = db.config(&[
+        ("topics", "by_value"),
+        ("insert.mode", "update"),
+        ("pk.mode", "record_value"),
+        ("pk.fields", "id"),
+    ]);
+    let mut h = SinkHarness::for_connector(JdbcSinkConnector::default()).without_reporter();
+    h.start(config).await.unwrap();
+    h.open(&[TopicPartition::new("by_value", 0)]).await.unwrap();
+    h.put(&sink_records(
+        0,
+        0,
+        [upsert("by_value", 1, "new", 250, None)],
+    ))
+    .await
+    .unwrap();
+    let rows = db
+        .texts("SELECT CAST(id AS TEXT), name, CAST(amount AS TEXT) FROM by_value")
+        .await;
+    assert_eq!(rows, vec![vec![s("1"), s("new"), s("2.5")]]);
+    h.stop().await.unwrap();
+}
