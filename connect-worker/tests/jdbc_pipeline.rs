@@ -467,3 +467,173 @@ fn a_row_mariadb_refuses_goes_to_the_dead_letter_queue_while_the_rest_flows() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+/// Private PostgreSQL and MariaDB servers (tools/databases) that a drill
+/// may crash; stopped on drop.
+struct PrivateDatabases {
+    dir: tempfile::TempDir,
+    postgres: String,
+    mariadb: String,
+}
+
+impl PrivateDatabases {
+    fn start() -> PrivateDatabases {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new(repo_file("tools/databases/databases.sh"))
+            .args(["start", "--dir"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "databases.sh start: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let env = String::from_utf8_lossy(&out.stdout).into_owned();
+        let url = |var: &str| {
+            env.lines()
+                .find_map(|l| l.strip_prefix(var))
+                .map(str::to_string)
+                .unwrap_or_else(|| panic!("no {var} in {env}"))
+        };
+        PrivateDatabases {
+            postgres: url("JDBC_TEST_POSTGRES_URL="),
+            mariadb: url("JDBC_TEST_MARIADB_URL="),
+            dir,
+        }
+    }
+
+    fn crash(&self, server: &str) {
+        let out = Command::new(repo_file("tools/databases/databases.sh"))
+            .args(["crash", server, "--dir"])
+            .arg(self.dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "crash {server}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for PrivateDatabases {
+    fn drop(&mut self) {
+        let _ = Command::new(repo_file("tools/databases/databases.sh"))
+            .args(["stop", "--dir"])
+            .arg(self.dir.path())
+            .output();
+    }
+}
+
+/// `exec` that retries while the database is restarting.
+fn exec_until_done(url: &str, sql: &str) {
+    let start = std::time::Instant::now();
+    loop {
+        let done = block_on(async {
+            let pool = sqlx::PgPool::connect(url).await.ok()?;
+            let r = sqlx::raw_sql(sql).execute(&pool).await.ok();
+            pool.close().await;
+            r
+        });
+        if done.is_some() {
+            return;
+        }
+        assert!(start.elapsed() < common::DEADLINE, "{sql} never succeeded");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// Both databases crash and restart while rows stream from one to the
+/// other: the source resumes from its position, the sink retries its
+/// batch, and the tables end equal.
+#[test]
+fn both_databases_crashing_under_load_end_with_equal_tables() {
+    let test = "both_databases_crashing_under_load_end_with_equal_tables";
+    // The shared servers' variables say this machine can run the servers.
+    let (Some(_), Some(bootstrap)) = (
+        connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
+        connect_test_support::real_bootstrap(test),
+    ) else {
+        return;
+    };
+    let dbs = PrivateDatabases::start();
+    let pg_url = dbs
+        .postgres
+        .replace("jdbc:postgresql://", "postgres://postgres@");
+    let maria_url = dbs
+        .mariadb
+        .replace("jdbc:mariadb://", "mysql://connect:connect@");
+    let table = unique_suffix("crash").replace('-', "_");
+    let copy = format!("{table}_copy");
+    exec(
+        &pg_url,
+        &format!("CREATE TABLE {table} (id BIGINT PRIMARY KEY, customer TEXT NOT NULL)"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let props = common::worker_config_with_session(d, Some(&bootstrap), 6000);
+    connector_configs(
+        d,
+        &[
+            ("name", &format!("src-{table}")),
+            ("connection.url", &dbs.postgres),
+            ("connection.user", "postgres"),
+            ("table.whitelist", &table),
+            ("poll.interval.ms", "100"),
+        ],
+        &[
+            ("name", &format!("sink-{table}")),
+            ("topics", &copy),
+            ("connection.url", &dbs.mariadb),
+            ("connection.user", "connect"),
+            ("connection.password", "connect"),
+        ],
+    );
+    const ROWS: i64 = 600;
+    let progress = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0));
+    let writer = {
+        let (pg_url, table, progress) = (pg_url.clone(), table.clone(), progress.clone());
+        std::thread::spawn(move || {
+            for start in (1..=ROWS).step_by(20) {
+                let values: Vec<String> = (start..start + 20)
+                    .map(|i| format!("({i}, 'c{i}')"))
+                    .collect();
+                exec_until_done(
+                    &pg_url,
+                    &format!("INSERT INTO {table} VALUES {}", values.join(", ")),
+                );
+                progress.store(start + 19, std::sync::atomic::Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(40));
+            }
+        })
+    };
+    let _worker = Worker::start(d, &props);
+    let wait_rows = |n: i64| {
+        let start = std::time::Instant::now();
+        while progress.load(std::sync::atomic::Ordering::SeqCst) < n {
+            assert!(
+                start.elapsed() < common::DEADLINE * 2,
+                "the writer never reached row {n}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    wait_rows(200);
+    dbs.crash("postgres");
+    wait_rows(400);
+    dbs.crash("mariadb");
+    writer.join().unwrap();
+    let all = format!("SELECT CAST(id AS CHAR(20)), customer FROM {table}");
+    let rows = wait_equal(
+        &pg_url,
+        &all,
+        &maria_url,
+        &all.replace(&format!("FROM {table}"), &format!("FROM {copy}")),
+        d,
+    );
+    assert_eq!(rows.len(), ROWS as usize);
+    let log = std::fs::read_to_string(d.join("worker.log")).unwrap_or_default();
+    let warnings = log.lines().filter(|l| l.contains("WARN")).count();
+    eprintln!("{test}: equal after both crashes; {warnings} warnings in the worker log");
+}

@@ -16,6 +16,11 @@
 #       metadata (what change data capture reads).
 #   tools/databases/databases.sh stop [--dir DIR]
 #       stops both (fast shutdown) and leaves the data for a post-mortem.
+#   tools/databases/databases.sh crash postgres|mariadb [--dir DIR]
+#       kills one server the hard way (PostgreSQL's immediate shutdown,
+#       which skips the checkpoint like a crash; SIGKILL for MariaDB) and
+#       starts it again on the same port and data, for drills: clients see
+#       their connections drop and the server come back with crash recovery.
 #
 # Needs Debian's postgresql (15) and mariadb-server packages; .ci/run
 # installs them. Run as root (the servers themselves run as the postgres
@@ -27,6 +32,11 @@ repo=$(cd "$here/../.." && pwd)
 dir="$repo/target/databases"
 cmd=${1:-}
 [ $# -gt 0 ] && shift
+which_server=""
+if [ "$cmd" = crash ]; then
+    which_server=${1:-}
+    [ $# -gt 0 ] && shift
+fi
 while [ $# -gt 0 ]; do
     case "$1" in
         --dir) dir=$(realpath -m "$2"); shift 2 ;;
@@ -71,6 +81,22 @@ EOF
     echo "JDBC_TEST_POSTGRES_URL=jdbc:postgresql://127.0.0.1:$port/connect_test"
 }
 
+# Starts mariadbd on the data dir and port of an initialised instance and
+# waits until it answers.
+run_mariadb() {
+    local data="$dir/mariadb" i
+    (as mysql mariadbd --no-defaults --datadir="$data/db" --socket="$data/mariadb.sock" \
+        --pid-file="$data/mariadb.pid" --bind-address=127.0.0.1 --port="$(cat "$data/port")" \
+        --log-bin=mariadb-bin --server-id=1 --binlog-format=ROW --binlog-row-image=FULL \
+        --binlog-row-metadata=FULL --innodb-flush-log-at-trx-commit=2 \
+        >>"$dir/mariadb.log" 2>&1 &)
+    for i in $(seq 1 120); do
+        mariadb --no-defaults -uroot --socket="$data/mariadb.sock" -e 'SELECT 1' >/dev/null 2>&1 && return 0
+        sleep 0.5
+    done
+    return 1
+}
+
 start_mariadb() {
     local data="$dir/mariadb" port i
     command -v mariadbd >/dev/null || { echo "databases.sh: MariaDB is not installed (apt-get install mariadb-server)" >&2; return 1; }
@@ -80,15 +106,8 @@ start_mariadb() {
     mariadb-install-db --no-defaults --user=mysql --datadir="$data/db" \
         --auth-root-authentication-method=normal --skip-test-db >"$dir/mariadb-install.log" 2>&1
     port=$(free_port)
-    (as mysql mariadbd --no-defaults --datadir="$data/db" --socket="$data/mariadb.sock" \
-        --pid-file="$data/mariadb.pid" --bind-address=127.0.0.1 --port="$port" \
-        --log-bin=mariadb-bin --server-id=1 --binlog-format=ROW --binlog-row-image=FULL \
-        --binlog-row-metadata=FULL --innodb-flush-log-at-trx-commit=2 \
-        >"$dir/mariadb.log" 2>&1 &)
-    for i in $(seq 1 120); do
-        mariadb --no-defaults -uroot --socket="$data/mariadb.sock" -e 'SELECT 1' >/dev/null 2>&1 && break
-        sleep 0.5
-    done
+    echo "$port" >"$data/port"
+    run_mariadb
     mariadb --no-defaults -uroot --socket="$data/mariadb.sock" -e "
         CREATE DATABASE connect_test;
         CREATE USER 'connect'@'%' IDENTIFIED BY 'connect';
@@ -108,6 +127,25 @@ case "$cmd" in
         { start_postgres; start_mariadb; } | tee "$dir/env"
         echo "databases.sh: both servers up in $(( $(date +%s) - t0 )) s" >&2
         ;;
+    crash)
+        case "$which_server" in
+            postgres)
+                as postgres "$pg_bin/pg_ctl" -D "$dir/postgres" -m immediate -w stop >/dev/null
+                as postgres "$pg_bin/pg_ctl" -D "$dir/postgres" -l "$dir/postgres/postgres.log" -w -t 60 start >/dev/null
+                ;;
+            mariadb)
+                pid=$(cat "$dir/mariadb/mariadb.pid")
+                kill -9 "$pid"
+                for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+                rm -f "$dir/mariadb/mariadb.sock"
+                run_mariadb
+                ;;
+            *)
+                echo "usage: databases.sh crash postgres|mariadb [--dir DIR]" >&2
+                exit 2
+                ;;
+        esac
+        ;;
     stop)
         if [ -f "$dir/postgres/postmaster.pid" ] && [ -n "$pg_bin" ]; then
             as postgres "$pg_bin/pg_ctl" -D "$dir/postgres" -m fast -w stop >/dev/null || true
@@ -120,7 +158,7 @@ case "$cmd" in
         fi
         ;;
     *)
-        echo "usage: databases.sh start|stop [--dir DIR]" >&2
+        echo "usage: databases.sh start|stop|crash postgres|crash mariadb [--dir DIR]" >&2
         exit 2
         ;;
 esac
