@@ -12,7 +12,7 @@
 //! ```text
 //! tools/databases/databases.sh start        # prints JDBC_TEST_POSTGRES_URL=...
 //! JDBC_TEST_POSTGRES_URL=jdbc:postgresql://127.0.0.1:PORT/connect_test \
-//!     cargo run --release -p connect-benches --bin jdbc_bench -- [rows] [rounds]
+//!     cargo run --release -p connect-benches --bin jdbc_bench -- [rows] [rounds] [sink|source]
 //! ```
 #![allow(clippy::print_stdout)]
 
@@ -212,6 +212,8 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let rows: i64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(3);
+    let only = args.next().unwrap_or_default();
+    let (run_sink, run_source) = (only != "source", only != "sink");
     let Ok(jdbc) = std::env::var("JDBC_TEST_POSTGRES_URL") else {
         eprintln!("set JDBC_TEST_POSTGRES_URL (tools/databases/databases.sh start prints it)");
         std::process::exit(2);
@@ -234,7 +236,7 @@ fn main() {
         let sink_config = config(&[("topics", "bench_sink_ours"), ("insert.mode", "upsert"), ("pk.mode", "record_key")]);
         let batches = sink_records(rows);
         let (mut ours, mut base) = (Vec::new(), Vec::new());
-        for _ in 0..rounds {
+        for _ in 0..if run_sink { rounds } else { 0 } {
             reset(&pool, "bench_sink_base").await;
             base.push(measure(baseline_sink(&pool, rows)).await);
             reset(&pool, "bench_sink_ours").await;
@@ -250,7 +252,12 @@ fn main() {
             );
             task.stop().await.unwrap();
         }
-        report("sink (upsert, 500-record puts)", rows, &ours, &base);
+        if run_sink {
+            report("sink (upsert, 500-record puts)", rows, &ours, &base);
+        }
+        if !run_source {
+            return;
+        }
         // Source.
         reset(&pool, "bench_source").await;
         sqlx::raw_sql(&format!(

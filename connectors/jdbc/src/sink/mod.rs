@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use connect_api::sink::{ErrantRecordReporter, SinkTask, SinkTaskContext};
 use connect_api::{
     ConfigDef, ConfigMap, ConnectError, Connector, ConnectorContext, Result, SinkConnector,
-    SinkRecord,
+    SinkRecord, Value,
 };
 
 use crate::db::{catalog_columns, classify, Pool};
@@ -133,7 +133,7 @@ impl Cached {
             names.len() == cols.len() && names.iter().zip(cols).all(|(n, c)| *n == c.name)
         };
         self.op == op.op
-            && self.table == op.table
+            && *self.table == *op.table
             && same(&self.keys, &op.keys)
             && same(&self.values, &op.values)
     }
@@ -141,9 +141,9 @@ impl Cached {
 
 /// A hash of what a statement writes, computed without allocating.
 fn shape_hash(op: &RowOp<'_>) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (&op.table, op.op, op.keys.len()).hash(&mut h);
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = foldhash::fast::FixedState::default().build_hasher();
+    (&*op.table, op.op, op.keys.len()).hash(&mut h);
     for c in op.keys.iter().chain(&op.values) {
         c.name.hash(&mut h);
     }
@@ -174,6 +174,8 @@ struct SinkState {
     multi_row: HashMap<(usize, usize), Arc<str>>,
     /// Rows per multi-row statement (`batch.size`).
     batch_size: usize,
+    /// The table of each topic (`table.name.format` applied once).
+    topic_tables: HashMap<Arc<str>, Arc<str>>,
 }
 
 impl SinkState {
@@ -182,7 +184,7 @@ impl SinkState {
     async fn ensure_table(&mut self, op: &RowOp<'_>) -> Result<()> {
         let dialect = self.settings.conn.dialect;
         let quote = self.settings.conn.quote;
-        if !self.tables.contains_key(&op.table) {
+        if !self.tables.contains_key(&*op.table) {
             let columns: HashSet<String> = catalog_columns(&self.pool, dialect, &op.table)
                 .await?
                 .into_iter()
@@ -207,12 +209,12 @@ impl SinkState {
                     .chain(&op.values)
                     .map(|c| c.name.to_string())
                     .collect();
-                self.tables.insert(op.table.clone(), created);
+                self.tables.insert(op.table.to_string(), created);
                 return Ok(());
             }
-            self.tables.insert(op.table.clone(), columns);
+            self.tables.insert(op.table.to_string(), columns);
         }
-        let known = self.tables.get(&op.table).expect("inserted above");
+        let known = self.tables.get(&*op.table).expect("inserted above");
         let missing: Vec<&Col<'_>> = op
             .keys
             .iter()
@@ -260,7 +262,7 @@ impl SinkState {
             tracing::info!("adding a column to {}: {sql}", op.table);
             self.pool.execute(&sql).await?;
         }
-        let known = self.tables.get_mut(&op.table).expect("inserted above");
+        let known = self.tables.get_mut(&*op.table).expect("inserted above");
         known.extend(names.iter().map(|n| n.to_string()));
         Ok(())
     }
@@ -284,7 +286,7 @@ impl SinkState {
         let sql: Arc<str> =
             statement_sql(self.settings.conn.dialect, self.settings.conn.quote, op, 1).into();
         self.statements.entry(hash).or_default().push(Cached {
-            table: op.table.clone(),
+            table: op.table.to_string(),
             op: op.op,
             keys: names(&op.keys),
             values: names(&op.values),
@@ -307,7 +309,7 @@ impl SinkState {
         let mut start = 0;
         // PostgreSQL refuses an upsert that touches one key twice: a
         // repeated key starts a new statement (order is kept).
-        let mut keys_seen = std::collections::HashSet::new();
+        let mut keys_seen: HashSet<u64, foldhash::fast::FixedState> = HashSet::default();
         while start < ops.len() {
             let first = &ops[start];
             let columns = (first.keys.len() + first.values.len()).max(1);
@@ -348,16 +350,28 @@ impl SinkState {
     }
 }
 
-/// The key values of a row as text, to find a key repeated in a batch.
-fn key_fingerprint(op: &RowOp<'_>) -> String {
-    let mut s = String::new();
+/// A hash of the key values of a row, to find a key repeated in a batch
+/// (a collision only splits a statement, never changes what is written).
+fn key_fingerprint(op: &RowOp<'_>) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = foldhash::fast::FixedState::default().build_hasher();
     for k in &op.keys {
-        s.push_str(k.value.type_name());
-        s.push(':');
-        s.push_str(&k.value.to_string());
-        s.push('\u{1}');
+        let v: &Value = &k.value;
+        std::mem::discriminant(v).hash(&mut h);
+        match v {
+            Value::Int8(x) => x.hash(&mut h),
+            Value::Int16(x) => x.hash(&mut h),
+            Value::Int32(x) | Value::Date(x) | Value::Time(x) => x.hash(&mut h),
+            Value::Int64(x) | Value::Timestamp(x) => x.hash(&mut h),
+            Value::Boolean(x) => x.hash(&mut h),
+            Value::String(x) => x.hash(&mut h),
+            Value::Bytes(x) => x.hash(&mut h),
+            Value::Float32(x) => x.to_bits().hash(&mut h),
+            Value::Float64(x) => x.to_bits().hash(&mut h),
+            other => other.to_string().hash(&mut h),
+        }
     }
-    s
+    h.finish()
 }
 
 /// `CREATE TABLE` for the row's columns, keys first, as the primary key.
@@ -587,6 +601,7 @@ impl SinkTask for JdbcSinkTask {
             statements: HashMap::new(),
             multi_row: HashMap::new(),
             batch_size,
+            topic_tables: HashMap::new(),
         });
         Ok(())
     }
@@ -599,6 +614,7 @@ impl SinkTask for JdbcSinkTask {
         let mut ops = Vec::with_capacity(records.len());
         let mut sources = Vec::with_capacity(records.len());
         let mut statements = Vec::with_capacity(records.len());
+        let mut last: Option<((usize, usize, usize, Op), Arc<str>)> = None;
         for record in records {
             let at = |e: ConnectError| {
                 e.context(format_args!(
@@ -608,7 +624,15 @@ impl SinkTask for JdbcSinkTask {
                     record.original_kafka_offset
                 ))
             };
-            let op = match row_op(&state.settings, record) {
+            let table = match state.topic_tables.get(&*record.topic) {
+                Some(t) => t.clone(),
+                None => {
+                    let t: Arc<str> = state.settings.table_for(&record.topic).into();
+                    state.topic_tables.insert(record.topic.clone(), t.clone());
+                    t
+                }
+            };
+            let op = match row_op(&state.settings, record, table) {
                 Ok(Some(op)) => op,
                 Ok(None) => continue,
                 Err(e) => {
@@ -623,7 +647,30 @@ impl SinkTask for JdbcSinkTask {
                 report(state.reporter.as_deref(), record, at(e)).await?;
                 continue;
             }
-            statements.push(state.statement(&op));
+            // Records with the very same schemas and topic as the one
+            // before (alive for the whole put, so the addresses cannot be
+            // reused) write the same columns: skip the cache lookup.
+            let shape = (
+                record
+                    .key_schema
+                    .as_ref()
+                    .map_or(0, connect_api::Schema::addr),
+                record
+                    .value_schema
+                    .as_ref()
+                    .map_or(0, connect_api::Schema::addr),
+                Arc::as_ptr(&record.topic) as *const u8 as usize,
+                op.op,
+            );
+            let sql = match &last {
+                Some((s, sql)) if *s == shape => sql.clone(),
+                _ => {
+                    let sql = state.statement(&op);
+                    last = Some((shape, sql.clone()));
+                    sql
+                }
+            };
+            statements.push(sql);
             ops.push(op);
             sources.push(record);
         }
@@ -708,7 +755,7 @@ mod tests {
             value: Cow::Owned(Value::Int64(1)),
         };
         RowOp {
-            table: "t".into(),
+            table: Arc::from("t"),
             op: kind,
             keys: vec![col("id")],
             values: vec![col("v")],

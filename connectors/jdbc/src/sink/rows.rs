@@ -3,6 +3,7 @@
 //! statement parameters.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use bigdecimal::BigDecimal;
 use chrono::{FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, TimeZone as _};
@@ -31,7 +32,7 @@ pub(crate) struct Col<'a> {
 /// What one record does to one table.
 #[derive(Debug)]
 pub(crate) struct RowOp<'a> {
-    pub(crate) table: String,
+    pub(crate) table: Arc<str>,
     pub(crate) op: Op,
     pub(crate) keys: Vec<Col<'a>>,
     pub(crate) values: Vec<Col<'a>>,
@@ -39,8 +40,12 @@ pub(crate) struct RowOp<'a> {
 
 /// The row operation of `record`, `None` for a tombstone the settings
 /// ignore; a data error names the record's problem.
-pub(crate) fn row_op<'a>(s: &SinkSettings, record: &'a SinkRecord) -> Result<Option<RowOp<'a>>> {
-    let table = s.table_for(&record.topic);
+/// `table` is the record's table (`table.name.format` applied).
+pub(crate) fn row_op<'a>(
+    s: &SinkSettings,
+    record: &'a SinkRecord,
+    table: Arc<str>,
+) -> Result<Option<RowOp<'a>>> {
     let tombstone = record.value.is_null();
     if tombstone && !s.delete_enabled {
         return Ok(None);
