@@ -167,6 +167,28 @@ fn wait_equal(
     }
 }
 
+/// The shared real servers a pipeline test runs on: their JDBC URLs (for
+/// the connectors) and sqlx URLs (for the test's own checks).
+struct Real {
+    pg: String,
+    maria: String,
+    pg_url: String,
+    maria_url: String,
+}
+
+/// [`Real`] from the environment, or `None` after the SKIPPED lines.
+fn real_databases(test: &str) -> Option<Real> {
+    let pg = connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test);
+    let maria = connect_test_support::real_database("JDBC_TEST_MARIADB_URL", test);
+    let (pg, maria) = (pg?, maria?);
+    Some(Real {
+        pg_url: pg.replace("jdbc:postgresql://", "postgres://postgres@"),
+        maria_url: maria.replace("jdbc:mariadb://", "mysql://connect:connect@"),
+        pg,
+        maria,
+    })
+}
+
 #[test]
 fn the_jdbc_quickstart_copies_a_sqlite_table_through_kafka_as_shipped() {
     let dir = tempfile::tempdir().unwrap();
@@ -196,14 +218,15 @@ fn the_jdbc_quickstart_copies_a_sqlite_table_through_kafka_as_shipped() {
 #[test]
 fn postgres_to_mariadb_through_kafka_and_an_smt_ends_with_equal_tables() {
     let test = "postgres_to_mariadb_through_kafka_and_an_smt_ends_with_equal_tables";
-    let (Some(pg), Some(maria)) = (
-        connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
-        connect_test_support::real_database("JDBC_TEST_MARIADB_URL", test),
-    ) else {
+    let Some(Real {
+        pg,
+        maria,
+        pg_url,
+        maria_url,
+    }) = real_databases(test)
+    else {
         return;
     };
-    let pg_url = pg.replace("jdbc:postgresql://", "postgres://postgres@");
-    let maria_url = maria.replace("jdbc:mariadb://", "mysql://connect:connect@");
     let table = unique_suffix("pipeline").replace('-', "_");
     exec(
         &pg_url,
@@ -271,15 +294,21 @@ fn postgres_to_mariadb_through_kafka_and_an_smt_ends_with_equal_tables() {
 #[test]
 fn kill_9_mid_stream_ends_with_equal_tables_on_the_real_broker() {
     let test = "kill_9_mid_stream_ends_with_equal_tables_on_the_real_broker";
-    let (Some(pg), Some(maria), Some(bootstrap)) = (
-        connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
-        connect_test_support::real_database("JDBC_TEST_MARIADB_URL", test),
+    let (
+        Some(Real {
+            pg,
+            maria,
+            pg_url,
+            maria_url,
+        }),
+        Some(bootstrap),
+    ) = (
+        real_databases(test),
         connect_test_support::real_bootstrap(test),
-    ) else {
+    )
+    else {
         return;
     };
-    let pg_url = pg.replace("jdbc:postgresql://", "postgres://postgres@");
-    let maria_url = maria.replace("jdbc:mariadb://", "mysql://connect:connect@");
     let table = unique_suffix("drill").replace('-', "_");
     let copy = format!("{table}_copy");
     exec(
@@ -384,15 +413,21 @@ fn kill_9_mid_stream_ends_with_equal_tables_on_the_real_broker() {
 #[test]
 fn a_row_mariadb_refuses_goes_to_the_dead_letter_queue_while_the_rest_flows() {
     let test = "a_row_mariadb_refuses_goes_to_the_dead_letter_queue_while_the_rest_flows";
-    let (Some(pg), Some(maria), Some(bootstrap)) = (
-        connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
-        connect_test_support::real_database("JDBC_TEST_MARIADB_URL", test),
+    let (
+        Some(Real {
+            pg,
+            maria,
+            pg_url,
+            maria_url,
+        }),
+        Some(bootstrap),
+    ) = (
+        real_databases(test),
         connect_test_support::real_bootstrap(test),
-    ) else {
+    )
+    else {
         return;
     };
-    let pg_url = pg.replace("jdbc:postgresql://", "postgres://postgres@");
-    let maria_url = maria.replace("jdbc:mariadb://", "mysql://connect:connect@");
     let table = unique_suffix("poison").replace('-', "_");
     let copy = format!("{table}_copy");
     let dlq = format!("{table}_dlq");

@@ -466,6 +466,52 @@ fn plain(v: impl Into<Value>) -> (Value, Option<Instant>) {
     (v.into(), None)
 }
 
+/// Reads a column of a PostgreSQL or MariaDB row: the types both decode
+/// the same way.
+fn read_typed<R>(
+    row: &R,
+    i: usize,
+    kind: Kind,
+    tz: chrono::FixedOffset,
+) -> Result<(Value, Option<Instant>)>
+where
+    R: Row,
+    usize: sqlx::ColumnIndex<R>,
+    for<'r> bool: sqlx::Decode<'r, R::Database>,
+    for<'r> i16: sqlx::Decode<'r, R::Database>,
+    for<'r> i32: sqlx::Decode<'r, R::Database>,
+    for<'r> i64: sqlx::Decode<'r, R::Database>,
+    for<'r> f32: sqlx::Decode<'r, R::Database>,
+    for<'r> f64: sqlx::Decode<'r, R::Database>,
+    for<'r> BigDecimal: sqlx::Decode<'r, R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database>,
+    for<'r> Vec<u8>: sqlx::Decode<'r, R::Database>,
+    for<'r> NaiveDate: sqlx::Decode<'r, R::Database>,
+    for<'r> NaiveTime: sqlx::Decode<'r, R::Database>,
+    for<'r> NaiveDateTime: sqlx::Decode<'r, R::Database>,
+    for<'r> DateTime<Utc>: sqlx::Decode<'r, R::Database>,
+{
+    Ok(match kind {
+        Kind::Bool => get!(row, i, bool, plain),
+        Kind::Int8 | Kind::Int16 => get!(row, i, i16, plain),
+        Kind::Int32 => get!(row, i, i32, plain),
+        Kind::Int64 => get!(row, i, i64, plain),
+        Kind::Float32 => get!(row, i, f32, plain),
+        Kind::Float64 => get!(row, i, f64, plain),
+        Kind::Decimal(s) => get!(row, i, BigDecimal, |d| (decimal_value(d, s), None)),
+        Kind::Text => get!(row, i, String, plain),
+        Kind::Bytes => get!(row, i, Vec<u8>, |b: Vec<u8>| plain(Value::Bytes(b.into()))),
+        Kind::Date => get!(row, i, NaiveDate, |d| (date_value(d), None)),
+        Kind::Time => get!(row, i, NaiveTime, |t| (time_value(t), None)),
+        Kind::Timestamp => get!(row, i, NaiveDateTime, |t| instant_value(naive_instant(
+            t, tz
+        ))),
+        Kind::TimestampTz => get!(row, i, DateTime<Utc>, |t| instant_value(Instant::from_utc(
+            t
+        ))),
+    })
+}
+
 impl ReadRow for PgRow {
     fn read(
         &self,
@@ -473,25 +519,7 @@ impl ReadRow for PgRow {
         kind: Kind,
         tz: chrono::FixedOffset,
     ) -> Result<(Value, Option<Instant>)> {
-        Ok(match kind {
-            Kind::Bool => get!(self, i, bool, plain),
-            Kind::Int8 | Kind::Int16 => get!(self, i, i16, plain),
-            Kind::Int32 => get!(self, i, i32, plain),
-            Kind::Int64 => get!(self, i, i64, plain),
-            Kind::Float32 => get!(self, i, f32, plain),
-            Kind::Float64 => get!(self, i, f64, plain),
-            Kind::Decimal(s) => get!(self, i, BigDecimal, |d| (decimal_value(d, s), None)),
-            Kind::Text => get!(self, i, String, plain),
-            Kind::Bytes => get!(self, i, Vec<u8>, |b: Vec<u8>| plain(Value::Bytes(b.into()))),
-            Kind::Date => get!(self, i, NaiveDate, |d| (date_value(d), None)),
-            Kind::Time => get!(self, i, NaiveTime, |t| (time_value(t), None)),
-            Kind::Timestamp => get!(self, i, NaiveDateTime, |t| instant_value(naive_instant(
-                t, tz
-            ))),
-            Kind::TimestampTz => get!(self, i, DateTime<Utc>, |t| instant_value(
-                Instant::from_utc(t)
-            )),
-        })
+        read_typed(self, i, kind, tz)
     }
 }
 
@@ -502,35 +530,19 @@ impl ReadRow for MySqlRow {
         kind: Kind,
         tz: chrono::FixedOffset,
     ) -> Result<(Value, Option<Instant>)> {
+        // MariaDB's own integer widths: signed TINYINT, and unsigned types
+        // read one size up (BIGINT UNSIGNED as a scale-0 decimal).
         let unsigned = self.column(i).type_info().name().ends_with("UNSIGNED");
         Ok(match kind {
-            Kind::Bool => get!(self, i, bool, plain),
             Kind::Int8 => get!(self, i, i8, plain),
             Kind::Int16 if unsigned => get!(self, i, u8, |v: u8| plain(i16::from(v))),
-            Kind::Int16 => get!(self, i, i16, plain),
             Kind::Int32 if unsigned => get!(self, i, u16, |v: u16| plain(i32::from(v))),
-            Kind::Int32 => get!(self, i, i32, plain),
             Kind::Int64 if unsigned => get!(self, i, u32, |v: u32| plain(i64::from(v))),
-            Kind::Int64 => get!(self, i, i64, plain),
-            Kind::Float32 => get!(self, i, f32, plain),
-            Kind::Float64 => get!(self, i, f64, plain),
-            Kind::Decimal(s) if unsigned => {
-                get!(self, i, u64, |v: u64| (
-                    Value::Decimal(Decimal::new(BigInt::from(v), s.unwrap_or(0))),
-                    None
-                ))
-            }
-            Kind::Decimal(s) => get!(self, i, BigDecimal, |d| (decimal_value(d, s), None)),
-            Kind::Text => get!(self, i, String, plain),
-            Kind::Bytes => get!(self, i, Vec<u8>, |b: Vec<u8>| plain(Value::Bytes(b.into()))),
-            Kind::Date => get!(self, i, NaiveDate, |d| (date_value(d), None)),
-            Kind::Time => get!(self, i, NaiveTime, |t| (time_value(t), None)),
-            Kind::Timestamp => get!(self, i, NaiveDateTime, |t| instant_value(naive_instant(
-                t, tz
-            ))),
-            Kind::TimestampTz => get!(self, i, DateTime<Utc>, |t| instant_value(
-                Instant::from_utc(t)
+            Kind::Decimal(s) if unsigned => get!(self, i, u64, |v: u64| (
+                Value::Decimal(Decimal::new(BigInt::from(v), s.unwrap_or(0))),
+                None
             )),
+            _ => return read_typed(self, i, kind, tz),
         })
     }
 }
