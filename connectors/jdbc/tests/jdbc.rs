@@ -860,3 +860,28 @@ async fn the_sink_keys_rows_by_kafka_coordinates_or_value_fields_and_updates_in_
     assert_eq!(rows, vec![vec![s("1"), s("new"), s("2.5")]]);
     h.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_delay_beyond_any_date_reads_nothing_instead_of_panicking() {
+    let db = Db::sqlite().await;
+    db.exec("CREATE TABLE far (id INTEGER NOT NULL PRIMARY KEY, ts DATETIME NOT NULL)")
+        .await;
+    db.exec("INSERT INTO far VALUES (1, '2024-01-01 00:00:00')")
+        .await;
+    let config = db.config(&[
+        ("mode", "timestamp"),
+        ("timestamp.column.name", "ts"),
+        ("topic.prefix", "db-"),
+        ("poll.interval.ms", "50"),
+        ("timestamp.delay.interval.ms", &i64::MAX.to_string()),
+    ]);
+    let task = task_config(&config).await;
+    let mut h = SourceHarness::for_connector(JdbcSourceConnector::default());
+    h.start(task).await.unwrap();
+    assert!(h
+        .poll_for(Duration::from_millis(200))
+        .await
+        .unwrap()
+        .is_empty());
+    h.stop().await.unwrap();
+}

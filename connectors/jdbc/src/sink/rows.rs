@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use bigdecimal::BigDecimal;
-use chrono::{FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, TimeZone as _};
+use chrono::{FixedOffset, NaiveDate, NaiveDateTime, NaiveTime};
 use connect_api::{ConnectError, LogicalType, Result, Schema, SinkRecord, Type, Value};
 use sqlx::{Database, Encode};
 
@@ -221,6 +221,12 @@ impl<'a> Bind<'a> {
             )
         };
         let null = value.is_null();
+        let out_of_range = |what: String| {
+            ConnectError::data_at(
+                column,
+                format!("{what} is outside the dates a database column holds"),
+            )
+        };
         macro_rules! pick {
             ($variant:ident, $pat:pat => $out:expr) => {
                 Bind::$variant(match value {
@@ -233,13 +239,21 @@ impl<'a> Bind<'a> {
         Ok(match LogicalType::of(schema) {
             Some(LogicalType::Decimal) => pick!(Decimal, Value::Decimal(d) => BigDecimal::new(d.unscaled().clone(), i64::from(d.scale()))),
             Some(LogicalType::Date) => pick!(Date, Value::Date(days) => {
-                NaiveDate::from_ymd_opt(1970, 1, 1).expect("epoch") + chrono::Duration::days(i64::from(*days))
+                NaiveDate::from_ymd_opt(1970, 1, 1)
+                    .expect("epoch")
+                    .checked_add_signed(chrono::Duration::days(i64::from(*days)))
+                    .ok_or_else(|| out_of_range(format!("{days} days from 1970-01-01")))?
             }),
             Some(LogicalType::Time) => pick!(Time, Value::Time(ms) => {
-                NaiveTime::MIN + chrono::Duration::milliseconds(i64::from(*ms))
+                u32::try_from(*ms)
+                    .ok()
+                    .and_then(|ms| NaiveTime::from_num_seconds_from_midnight_opt(ms / 1000, (ms % 1000) * 1_000_000))
+                    .ok_or_else(|| out_of_range(format!("{ms} ms after midnight")))?
             }),
             Some(LogicalType::Timestamp) => pick!(Timestamp, Value::Timestamp(ms) => {
-                tz.from_utc_datetime(&chrono::DateTime::from_timestamp_millis(*ms).unwrap_or_default().naive_utc()).naive_local()
+                chrono::DateTime::from_timestamp_millis(*ms)
+                    .and_then(|t| t.naive_utc().checked_add_signed(chrono::Duration::seconds(i64::from(tz.local_minus_utc()))))
+                    .ok_or_else(|| out_of_range(format!("{ms} ms from the epoch")))?
             }),
             None => match schema.ty() {
                 Type::Int8 => pick!(I16, Value::Int8(v) => i16::from(*v)),
@@ -294,5 +308,41 @@ where
         Bind::Date(v) => q.bind(v),
         Bind::Time(v) => q.bind(v),
         Bind::Timestamp(v) => q.bind(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        // Any value a record can carry gives a parameter or a data error
+        // naming the column, never a panic.
+        #[test]
+        fn logical_values_bind_or_fail_without_panicking(days in any::<i32>(), ms in any::<i32>(), ts in any::<i64>(), offset in -86_399i32..86_400) {
+            let tz = FixedOffset::east_opt(offset).unwrap();
+            let date = Value::Date(days);
+            let time = Value::Time(ms);
+            let stamp = Value::Timestamp(ts);
+            let _ = Bind::of("d", &connect_api::logical::date_schema(), &date, tz);
+            let r = Bind::of("t", &connect_api::logical::time_schema(), &time, tz);
+            prop_assert_eq!(r.is_ok(), (0..86_400_000).contains(&ms));
+            if let Err(e) = Bind::of("ts", &connect_api::logical::timestamp_schema(), &stamp, tz) {
+                prop_assert!(e.to_string().contains("ts"), "{}", e);
+            }
+        }
+    }
+
+    #[test]
+    fn a_timestamp_binds_as_local_time_of_the_zone() {
+        let tz = FixedOffset::east_opt(2 * 3600).unwrap();
+        let v = Value::Timestamp(0);
+        let Bind::Timestamp(Some(t)) =
+            Bind::of("ts", &connect_api::logical::timestamp_schema(), &v, tz).unwrap()
+        else {
+            panic!("not a timestamp");
+        };
+        assert_eq!(t.to_string(), "1970-01-01 02:00:00");
     }
 }

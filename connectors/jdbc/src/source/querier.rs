@@ -518,9 +518,12 @@ impl Querier {
     }
 }
 
-/// A timestamp as the zone-less local time of `db.timezone`.
+/// A timestamp as the zone-less local time of `db.timezone` (the UTC time
+/// at the ends of chrono's range, where the offset cannot be added).
 fn local(t: Instant, tz: FixedOffset) -> NaiveDateTime {
-    t.utc().with_timezone(&tz).naive_local()
+    let utc = t.utc().naive_utc();
+    utc.checked_add_signed(chrono::Duration::seconds(i64::from(tz.local_minus_utc())))
+        .unwrap_or(utc)
 }
 
 /// A row read: its values in schema order and its offset columns.
@@ -615,7 +618,9 @@ impl UpperBound {
 /// transaction still open, whose rows may yet commit with timestamps
 /// before the database's clock (Confluent's connector skips them for good).
 async fn upper_bound(pool: &Pool, s: &SourceSettings) -> Result<Instant> {
-    let delay = chrono::Duration::milliseconds(s.timestamp_delay_ms);
+    // Saturating: a delay beyond chrono's range reads nothing rather than panic.
+    let delay =
+        chrono::Duration::try_milliseconds(s.timestamp_delay_ms).unwrap_or(chrono::Duration::MAX);
     let fetch = |e: sqlx::Error| classify(e).context("reading the database's clock");
     let (now, oldest): (DateTime<Utc>, Option<DateTime<Utc>>) = match pool {
         Pool::Pg(p) => sqlx::query_as(
@@ -637,7 +642,9 @@ async fn upper_bound(pool: &Pool, s: &SourceSettings) -> Result<Instant> {
         // One writer at a time: no transaction can commit in the past.
         Pool::Lite(_) => (Utc::now(), None),
     };
-    let mut upper = now - delay;
+    let mut upper = now
+        .checked_sub_signed(delay)
+        .unwrap_or(DateTime::<Utc>::MIN_UTC);
     if let Some(o) = oldest {
         upper = upper.min(o);
     }
