@@ -275,6 +275,10 @@ pub(crate) enum Kind {
     Timestamp,
     /// A timestamp with a zone (an instant).
     TimestampTz,
+    /// PostgreSQL `uuid`, as its text form.
+    Uuid,
+    /// PostgreSQL `json` / `jsonb`, as its text.
+    Json,
 }
 
 impl Kind {
@@ -297,6 +301,8 @@ impl Kind {
                 "TIME" => Kind::Time,
                 "TIMESTAMP" => Kind::Timestamp,
                 "TIMESTAMPTZ" => Kind::TimestampTz,
+                "UUID" => Kind::Uuid,
+                "JSON" | "JSONB" => Kind::Json,
                 _ => return None,
             },
             Dialect::MySql => match t.as_str() {
@@ -345,7 +351,7 @@ impl Kind {
             Kind::Float32 => SchemaBuilder::float32(),
             Kind::Float64 => SchemaBuilder::float64(),
             Kind::Decimal(scale) => connect_api::logical::decimal_builder(scale.unwrap_or(0)),
-            Kind::Text => SchemaBuilder::string(),
+            Kind::Text | Kind::Uuid | Kind::Json => SchemaBuilder::string(),
             Kind::Bytes => SchemaBuilder::bytes(),
             Kind::Date => connect_api::logical::date_builder(),
             Kind::Time => connect_api::logical::time_builder(),
@@ -490,6 +496,8 @@ where
     for<'r> NaiveTime: sqlx::Decode<'r, R::Database>,
     for<'r> NaiveDateTime: sqlx::Decode<'r, R::Database>,
     for<'r> DateTime<Utc>: sqlx::Decode<'r, R::Database>,
+    for<'r> sqlx::types::Uuid: sqlx::Decode<'r, R::Database>,
+    for<'r> sqlx::types::JsonValue: sqlx::Decode<'r, R::Database>,
 {
     Ok(match kind {
         Kind::Bool => get!(row, i, bool, plain),
@@ -509,6 +517,15 @@ where
         Kind::TimestampTz => get!(row, i, DateTime<Utc>, |t| instant_value(Instant::from_utc(
             t
         ))),
+        Kind::Uuid => get!(row, i, sqlx::types::Uuid, |u: sqlx::types::Uuid| plain(
+            u.to_string()
+        )),
+        Kind::Json => get!(
+            row,
+            i,
+            sqlx::types::JsonValue,
+            |j: sqlx::types::JsonValue| plain(j.to_string())
+        ),
     })
 }
 
@@ -573,6 +590,8 @@ impl ReadRow for SqliteRow {
             Kind::TimestampTz => get!(self, i, DateTime<Utc>, |t| instant_value(
                 Instant::from_utc(t)
             )),
+            // PostgreSQL's kinds; SQLite has none of them.
+            Kind::Uuid | Kind::Json => get!(self, i, String, plain),
         })
     }
 }

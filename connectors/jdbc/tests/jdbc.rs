@@ -885,3 +885,42 @@ async fn a_delay_beyond_any_date_reads_nothing_instead_of_panicking() {
         .is_empty());
     h.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn postgres_uuid_and_json_columns_arrive_as_their_text() {
+    let Some(db) = Db::postgres("postgres_uuid_and_json_columns_arrive_as_their_text").await else {
+        return;
+    };
+    db.exec("DROP TABLE IF EXISTS docs").await;
+    db.exec("CREATE TABLE docs (id INT NOT NULL PRIMARY KEY, ref UUID, body JSONB, raw JSON)")
+        .await;
+    db.exec(
+        "INSERT INTO docs VALUES (1, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{\"b\": [1, 2], \"a\": null}', '{\"x\":1}'), \
+         (2, NULL, NULL, NULL)",
+    )
+    .await;
+    let config = db.config(&[
+        ("mode", "incrementing"),
+        ("incrementing.column.name", "id"),
+        ("topic.prefix", "db-"),
+        ("table.whitelist", "docs"),
+    ]);
+    let mut h = SourceHarness::for_connector(JdbcSourceConnector::default());
+    h.start(task_config(&config).await).await.unwrap();
+    let got = h.poll_until(2, DEADLINE).await.unwrap();
+    assert_eq!(
+        field(&got[0], "ref"),
+        &Value::from("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+    );
+    let body: serde_json::Value =
+        serde_json::from_str(field(&got[0], "body").as_str().unwrap()).unwrap();
+    assert_eq!(body, serde_json::json!({"a": null, "b": [1, 2]}));
+    assert_eq!(field(&got[0], "raw"), &Value::from("{\"x\":1}"));
+    assert_eq!(field(&got[1], "body"), &Value::Null);
+    let schema = got[0].value_schema.as_ref().unwrap();
+    assert_eq!(
+        schema.field("ref").unwrap().schema().ty(),
+        connect_api::Type::String
+    );
+    h.stop().await.unwrap();
+}
