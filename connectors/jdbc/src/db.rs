@@ -421,12 +421,17 @@ pub(crate) trait ReadRow {
 /// when the column's scale is smaller than the value's).
 /// `None` keeps the value's own scale.
 fn decimal_value(d: BigDecimal, scale: Option<i32>) -> Value {
-    let d = match scale {
-        Some(scale) => d.with_scale_round(i64::from(scale), bigdecimal::RoundingMode::HalfEven),
-        None => d,
-    };
     let (unscaled, exponent) = d.into_bigint_and_exponent();
-    Value::Decimal(Decimal::new(unscaled, exponent as i32))
+    match scale {
+        // The usual case: the value already has the column's scale (no copy).
+        Some(scale) if i64::from(scale) != exponent => {
+            let d = BigDecimal::new(unscaled, exponent)
+                .with_scale_round(i64::from(scale), bigdecimal::RoundingMode::HalfEven);
+            let (unscaled, _) = d.into_bigint_and_exponent();
+            Value::Decimal(Decimal::new(unscaled, scale))
+        }
+        _ => Value::Decimal(Decimal::new(unscaled, exponent as i32)),
+    }
 }
 
 fn naive_instant(t: NaiveDateTime, tz: chrono::FixedOffset) -> Instant {
