@@ -63,6 +63,39 @@ fn connector_configs(dir: &Path, source: &[(&str, &str)], sink: &[(&str, &str)])
     }
 }
 
+/// The shipped JDBC configs rewritten to copy the PostgreSQL table `table`
+/// to MariaDB's `<table>_copy` (the name the shipped RegexRouter gives
+/// it), with `source_extra` and `sink_extra` on top.
+fn pg_to_mariadb_configs(
+    dir: &Path,
+    (pg, maria): (&str, &str),
+    table: &str,
+    source_extra: &[(&str, &str)],
+    sink_extra: &[(&str, &str)],
+) {
+    let (source_name, sink_name, copy) = (
+        format!("src-{table}"),
+        format!("sink-{table}"),
+        format!("{table}_copy"),
+    );
+    let mut source = vec![
+        ("name", source_name.as_str()),
+        ("connection.url", pg),
+        ("connection.user", "postgres"),
+        ("table.whitelist", table),
+    ];
+    source.extend_from_slice(source_extra);
+    let mut sink = vec![
+        ("name", sink_name.as_str()),
+        ("topics", copy.as_str()),
+        ("connection.url", maria),
+        ("connection.user", "connect"),
+        ("connection.password", "connect"),
+    ];
+    sink.extend_from_slice(sink_extra);
+    connector_configs(dir, &source, &sink);
+}
+
 fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -246,24 +279,15 @@ fn postgres_to_mariadb_through_kafka_and_an_smt_ends_with_equal_tables() {
     let d = dir.path();
     let props = worker_config(d, None);
     let topic_copy = format!("{table}_copy");
-    let (source_name, sink_name) = (format!("src-{table}"), format!("sink-{table}"));
-    connector_configs(
+    pg_to_mariadb_configs(
         d,
+        (&pg, &maria),
+        &table,
         &[
-            ("name", &source_name),
-            ("connection.url", &pg),
-            ("connection.user", "postgres"),
             ("mode", "timestamp+incrementing"),
             ("timestamp.column.name", "placed"),
-            ("table.whitelist", &table),
         ],
-        &[
-            ("name", &sink_name),
-            ("topics", &topic_copy),
-            ("connection.url", &maria),
-            ("connection.user", "connect"),
-            ("connection.password", "connect"),
-        ],
+        &[],
     );
     let _worker = Worker::start(d, &props);
     let cols = "CAST(id AS CHAR(20)), customer, CAST(amount AS CHAR(20)), PLACED, \
@@ -318,23 +342,12 @@ fn kill_9_mid_stream_ends_with_equal_tables_on_the_real_broker() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let props = common::worker_config_with_session(d, Some(&bootstrap), 6000);
-    let (source_name, sink_name) = (format!("src-{table}"), format!("sink-{table}"));
-    connector_configs(
+    pg_to_mariadb_configs(
         d,
-        &[
-            ("name", &source_name),
-            ("connection.url", &pg),
-            ("connection.user", "postgres"),
-            ("table.whitelist", &table),
-            ("poll.interval.ms", "100"),
-        ],
-        &[
-            ("name", &sink_name),
-            ("topics", &copy),
-            ("connection.url", &maria),
-            ("connection.user", "connect"),
-            ("connection.password", "connect"),
-        ],
+        (&pg, &maria),
+        &table,
+        &[("poll.interval.ms", "100")],
+        &[],
     );
     const ROWS: i64 = 600;
     let writer = {
@@ -447,21 +460,12 @@ fn a_row_mariadb_refuses_goes_to_the_dead_letter_queue_while_the_rest_flows() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let props = common::worker_config_with_session(d, Some(&bootstrap), 6000);
-    connector_configs(
+    pg_to_mariadb_configs(
         d,
+        (&pg, &maria),
+        &table,
+        &[("poll.interval.ms", "100")],
         &[
-            ("name", &format!("src-{table}")),
-            ("connection.url", &pg),
-            ("connection.user", "postgres"),
-            ("table.whitelist", &table),
-            ("poll.interval.ms", "100"),
-        ],
-        &[
-            ("name", &format!("sink-{table}")),
-            ("topics", &copy),
-            ("connection.url", &maria),
-            ("connection.user", "connect"),
-            ("connection.password", "connect"),
             ("errors.tolerance", "all"),
             ("errors.deadletterqueue.topic.name", &dlq),
             ("errors.deadletterqueue.topic.replication.factor", "1"),
@@ -608,22 +612,12 @@ fn both_databases_crashing_under_load_end_with_equal_tables() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let props = common::worker_config_with_session(d, Some(&bootstrap), 6000);
-    connector_configs(
+    pg_to_mariadb_configs(
         d,
-        &[
-            ("name", &format!("src-{table}")),
-            ("connection.url", &dbs.postgres),
-            ("connection.user", "postgres"),
-            ("table.whitelist", &table),
-            ("poll.interval.ms", "100"),
-        ],
-        &[
-            ("name", &format!("sink-{table}")),
-            ("topics", &copy),
-            ("connection.url", &dbs.mariadb),
-            ("connection.user", "connect"),
-            ("connection.password", "connect"),
-        ],
+        (&dbs.postgres, &dbs.mariadb),
+        &table,
+        &[("poll.interval.ms", "100")],
+        &[],
     );
     const ROWS: i64 = 600;
     let progress = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0));

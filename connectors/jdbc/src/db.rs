@@ -25,6 +25,20 @@ pub(crate) enum Pool {
     Lite(SqlitePool),
 }
 
+/// Evaluates `$body` with `$p` bound to the pool inside `$pool`: the three
+/// pool types share sqlx's API but not a type, so code generic over them
+/// is written once and expanded for each.
+macro_rules! with_pool {
+    ($pool:expr, $p:ident => $body:expr) => {
+        match $pool {
+            Pool::Pg($p) => $body,
+            Pool::My($p) => $body,
+            Pool::Lite($p) => $body,
+        }
+    };
+}
+pub(crate) use with_pool;
+
 /// Host, port and database of a `jdbc:<scheme>://host[:port]/db?params` URL.
 fn host_port_db(url: &str, scheme_len: usize, default_port: u16) -> Result<(String, u16, String)> {
     let rest = &url[scheme_len..];
@@ -151,20 +165,12 @@ impl Pool {
 
     /// Closes every connection.
     pub(crate) async fn close(&self) {
-        match self {
-            Pool::Pg(p) => p.close().await,
-            Pool::My(p) => p.close().await,
-            Pool::Lite(p) => p.close().await,
-        }
+        with_pool!(self, p => p.close().await)
     }
 
     /// Runs a statement with no parameters and no rows (DDL).
     pub(crate) async fn execute(&self, sql: &str) -> Result<()> {
-        let r = match self {
-            Pool::Pg(p) => sqlx::raw_sql(sql).execute(p).await.map(|_| ()),
-            Pool::My(p) => sqlx::raw_sql(sql).execute(p).await.map(|_| ()),
-            Pool::Lite(p) => sqlx::raw_sql(sql).execute(p).await.map(|_| ()),
-        };
+        let r = with_pool!(self, p => sqlx::raw_sql(sql).execute(p).await.map(|_| ()));
         r.map_err(|e| classify(e).context(format_args!("running '{sql}'")))
     }
 
@@ -184,35 +190,13 @@ impl Pool {
                 .map(|i| row.try_get_unchecked::<Option<String>, _>(i).ok().flatten())
                 .collect()
         }
-        let r = match self {
-            Pool::Pg(p) => {
-                let mut q = sqlx::query(sql);
-                for v in params {
-                    q = q.bind(*v);
-                }
-                q.fetch_all(p)
-                    .await
-                    .map(|rows| rows.iter().map(texts).collect())
+        let r = with_pool!(self, p => {
+            let mut q = sqlx::query(sql);
+            for v in params {
+                q = q.bind(*v);
             }
-            Pool::My(p) => {
-                let mut q = sqlx::query(sql);
-                for v in params {
-                    q = q.bind(*v);
-                }
-                q.fetch_all(p)
-                    .await
-                    .map(|rows| rows.iter().map(texts).collect())
-            }
-            Pool::Lite(p) => {
-                let mut q = sqlx::query(sql);
-                for v in params {
-                    q = q.bind(*v);
-                }
-                q.fetch_all(p)
-                    .await
-                    .map(|rows| rows.iter().map(texts).collect())
-            }
-        };
+            q.fetch_all(p).await.map(|rows| rows.iter().map(texts).collect())
+        });
         r.map_err(|e| classify(e).context(format_args!("running '{sql}'")))
     }
 }

@@ -48,15 +48,6 @@ impl Dialect {
         }
     }
 
-    /// The dialect's name in messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dialect::Postgres => "PostgreSQL",
-            Dialect::MySql => "MariaDB/MySQL",
-            Dialect::Sqlite => "SQLite",
-        }
-    }
-
     /// Appends `ident` to `sql`, quoted when `quote` is set (quotes inside
     /// the name doubled, so any name is safe).
     pub(crate) fn push_ident(self, sql: &mut String, ident: &str, quote: bool) {
@@ -110,7 +101,6 @@ impl Dialect {
                 let scale = schema.parameter("scale").unwrap_or("0");
                 format!("DECIMAL(65,{scale})")
             }
-            (Dialect::Sqlite, Some(LogicalType::Date)) => "DATE".to_string(),
             (_, Some(LogicalType::Date)) => "DATE".to_string(),
             (Dialect::Postgres, Some(LogicalType::Time)) => "TIME".to_string(),
             (Dialect::MySql, Some(LogicalType::Time)) => "TIME(3)".to_string(),

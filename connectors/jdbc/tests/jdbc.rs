@@ -130,7 +130,7 @@ impl Db {
         c
     }
 
-    /// `TEXT` is not indexable in MariaDB; `VARCHAR` is everywhere.
+    /// A timestamp column with microseconds in this database's spelling.
     fn timestamp_type(&self) -> &'static str {
         match self.admin {
             Admin::Pg(_) => "TIMESTAMP(6)",

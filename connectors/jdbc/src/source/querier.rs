@@ -11,7 +11,7 @@ use serde_json::json;
 use sqlx::{Column as _, Executor as _, Statement as _, TypeInfo as _};
 
 use super::config::{Mode, NumericMapping, SourceSettings};
-use crate::db::{catalog_columns, classify, Column, Instant, Kind, Pool, ReadRow};
+use crate::db::{catalog_columns, classify, with_pool, Column, Instant, Kind, Pool, ReadRow};
 use crate::dialect::Dialect;
 
 /// What a querier reads.
@@ -135,6 +135,12 @@ struct Shape {
     timestamps: Vec<usize>,
     /// The kind timestamp parameters are bound as.
     timestamp_kind: Kind,
+    /// The query after the position, rendered once (parameters in
+    /// [`Querier::params`] order).
+    next: String,
+    /// Timestamp mode: the query of one whole group of rows sharing a
+    /// timestamp (its one parameter).
+    group: Option<String>,
 }
 
 impl Querier {
@@ -175,29 +181,16 @@ impl Querier {
         }
         let dialect = s.conn.dialect;
         let base = self.base(s);
-        let described: Vec<(String, String)> = match pool {
-            Pool::Pg(p) => p.prepare(base.as_str()).await.map(|st| {
+        let described: Vec<(String, String)> =
+            with_pool!(pool, p => p.prepare(base.as_str()).await.map(|st| {
                 st.columns()
                     .iter()
                     .map(|c| (c.name().to_string(), c.type_info().name().to_string()))
                     .collect()
-            }),
-            Pool::My(p) => p.prepare(base.as_str()).await.map(|st| {
-                st.columns()
-                    .iter()
-                    .map(|c| (c.name().to_string(), c.type_info().name().to_string()))
-                    .collect()
-            }),
-            Pool::Lite(p) => p.prepare(base.as_str()).await.map(|st| {
-                st.columns()
-                    .iter()
-                    .map(|c| (c.name().to_string(), c.type_info().name().to_string()))
-                    .collect()
-            }),
-        }
-        .map_err(|e| {
-            classify(e).context(format_args!("reading the columns of {}", self.describe()))
-        })?;
+            }))
+            .map_err(|e| {
+                classify(e).context(format_args!("reading the columns of {}", self.describe()))
+            })?;
         let catalog = match &self.target {
             Target::Table(t) => catalog_columns(pool, dialect, t).await?,
             Target::Query(_) => Vec::new(),
@@ -322,14 +315,87 @@ impl Querier {
             ));
         }
         let schema = builder.build()?;
+        let (next, group) = self.statements(s);
         self.shape = Some(Shape {
             columns,
             schema,
             incrementing,
             timestamps,
             timestamp_kind,
+            next,
+            group,
         });
         Ok(())
+    }
+
+    /// The query of the rows after the position (at most one more than
+    /// `batch.max.rows`, which tells whether rows remain) and, in timestamp
+    /// mode, the query of one group of rows sharing a timestamp.
+    fn statements(&self, s: &SourceSettings) -> (String, Option<String>) {
+        let dialect = s.conn.dialect;
+        let ts = timestamp_expression(dialect, &s.timestamp_columns, s.conn.quote);
+        let mut inc = String::new();
+        if let Some(c) = &s.incrementing_column {
+            dialect.push_ident(&mut inc, c, s.conn.quote);
+        }
+        let mut sql = self.base(s);
+        let mut n = 0;
+        let mut param = |sql: &mut String| {
+            n += 1;
+            dialect.push_param(sql, n);
+        };
+        match s.mode {
+            Mode::Bulk => {}
+            Mode::Incrementing => {
+                sql.push_str(&format!(" WHERE {inc} > "));
+                param(&mut sql);
+                sql.push_str(&format!(" ORDER BY {inc} ASC"));
+            }
+            Mode::Timestamp => {
+                sql.push_str(&format!(" WHERE {ts} < "));
+                param(&mut sql);
+                sql.push_str(&format!(" AND {ts} > "));
+                param(&mut sql);
+                sql.push_str(&format!(" ORDER BY {ts} ASC"));
+            }
+            Mode::TimestampIncrementing => {
+                sql.push_str(&format!(" WHERE {ts} < "));
+                param(&mut sql);
+                sql.push_str(&format!(" AND (({ts} = "));
+                param(&mut sql);
+                sql.push_str(&format!(" AND {inc} > "));
+                param(&mut sql);
+                sql.push_str(&format!(") OR {ts} > "));
+                param(&mut sql);
+                sql.push_str(&format!(") ORDER BY {ts}, {inc} ASC"));
+            }
+        }
+        if s.mode != Mode::Bulk {
+            sql.push_str(&format!(" LIMIT {}", s.batch_max_rows + 1));
+        }
+        if let Some(suffix) = &s.query_suffix {
+            sql.push(' ');
+            sql.push_str(suffix);
+        }
+        let group = (s.mode == Mode::Timestamp).then(|| {
+            let mut group = self.base(s);
+            group.push_str(&format!(" WHERE {ts} = "));
+            dialect.push_param(&mut group, 1);
+            group
+        });
+        (sql, group)
+    }
+
+    /// The parameters of the query after the position, in its order.
+    fn params(&self, mode: Mode, upper: Instant) -> Vec<Param> {
+        let inc = Param::Int(self.position.incrementing.unwrap_or(-1));
+        let from = Param::Time(self.position.timestamp.unwrap_or_default());
+        match mode {
+            Mode::Bulk => Vec::new(),
+            Mode::Incrementing => vec![inc],
+            Mode::Timestamp => vec![Param::Time(upper), from],
+            Mode::TimestampIncrementing => vec![Param::Time(upper), from, inc, from],
+        }
     }
 
     /// "table X" or "the query", for messages.
@@ -349,85 +415,15 @@ impl Querier {
         bound: &mut UpperBound,
     ) -> Result<Vec<SourceRecord>> {
         self.resolve(pool, s).await?;
-        let dialect = s.conn.dialect;
-        let mut sql = self.base(s);
-        let ts_expr = timestamp_expression(dialect, &s.timestamp_columns, s.conn.quote);
-        let mut inc_expr = String::new();
-        if let Some(c) = &s.incrementing_column {
-            dialect.push_ident(&mut inc_expr, c, s.conn.quote);
-        }
-        let mut params = Vec::new();
-        let mut n = 0;
-        let mut param = |sql: &mut String, p: Param, params: &mut Vec<Param>| {
-            n += 1;
-            dialect.push_param(sql, n);
-            params.push(p);
-        };
         let limit = s.batch_max_rows;
-        match s.mode {
-            Mode::Bulk => {}
-            Mode::Incrementing => {
-                sql.push_str(" WHERE ");
-                sql.push_str(&inc_expr);
-                sql.push_str(" > ");
-                param(
-                    &mut sql,
-                    Param::Int(self.position.incrementing.unwrap_or(-1)),
-                    &mut params,
-                );
-                sql.push_str(" ORDER BY ");
-                sql.push_str(&inc_expr);
-                sql.push_str(" ASC");
-            }
-            Mode::Timestamp | Mode::TimestampIncrementing => {
-                let upper = bound.get(pool, s).await?;
-                let from = self.position.timestamp.unwrap_or_default();
-                sql.push_str(" WHERE ");
-                sql.push_str(&ts_expr);
-                sql.push_str(" < ");
-                param(&mut sql, Param::Time(upper), &mut params);
-                if s.mode == Mode::TimestampIncrementing {
-                    sql.push_str(" AND ((");
-                    sql.push_str(&ts_expr);
-                    sql.push_str(" = ");
-                    param(&mut sql, Param::Time(from), &mut params);
-                    sql.push_str(" AND ");
-                    sql.push_str(&inc_expr);
-                    sql.push_str(" > ");
-                    param(
-                        &mut sql,
-                        Param::Int(self.position.incrementing.unwrap_or(-1)),
-                        &mut params,
-                    );
-                    sql.push_str(") OR ");
-                    sql.push_str(&ts_expr);
-                    sql.push_str(" > ");
-                    param(&mut sql, Param::Time(from), &mut params);
-                    sql.push_str(") ORDER BY ");
-                    sql.push_str(&ts_expr);
-                    sql.push_str(", ");
-                    sql.push_str(&inc_expr);
-                    sql.push_str(" ASC");
-                } else {
-                    sql.push_str(" AND ");
-                    sql.push_str(&ts_expr);
-                    sql.push_str(" > ");
-                    param(&mut sql, Param::Time(from), &mut params);
-                    sql.push_str(" ORDER BY ");
-                    sql.push_str(&ts_expr);
-                    sql.push_str(" ASC");
-                }
-            }
-        }
-        if s.mode != Mode::Bulk {
-            // One more than the batch: tells whether rows remain.
-            sql.push_str(&format!(" LIMIT {}", limit + 1));
-        }
-        if let Some(suffix) = &s.query_suffix {
-            sql.push(' ');
-            sql.push_str(suffix);
-        }
-        let mut rows = self.fetch(pool, s, &sql, &params).await?;
+        let upper = if s.mode.uses_timestamp() {
+            bound.get(pool, s).await?
+        } else {
+            Instant::default()
+        };
+        let params = self.params(s.mode, upper);
+        let shape = self.shape.as_ref().expect("resolved above");
+        let mut rows = self.fetch(s, pool, &shape.next, &params).await?;
         let more = s.mode != Mode::Bulk && rows.len() > limit;
         rows.truncate(limit);
         if s.mode == Mode::Timestamp && more {
@@ -442,16 +438,10 @@ impl Querier {
                 .map_or(0, |i| i + 1);
             if keep > 0 {
                 rows.truncate(keep);
-            } else if let Some(t) = last {
-                let mut sql = self.base(s);
-                sql.push_str(" WHERE ");
-                sql.push_str(&ts_expr);
-                sql.push_str(" = ");
-                dialect.push_param(&mut sql, 1);
-                rows = self.fetch(pool, s, &sql, &[Param::Time(t)]).await?;
+            } else if let (Some(t), Some(group)) = (last, &shape.group) {
+                rows = self.fetch(s, pool, group, &[Param::Time(t)]).await?;
             }
         }
-        let shape = self.shape.as_ref().expect("resolved above");
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
             if let Some(i) = row.incrementing {
@@ -481,14 +471,13 @@ impl Querier {
     }
 
     async fn fetch(
-        &mut self,
-        pool: &Pool,
+        &self,
         s: &SourceSettings,
+        pool: &Pool,
         sql: &str,
         params: &[Param],
     ) -> Result<Vec<Row>> {
         let shape = self.shape.as_ref().expect("resolved before fetching");
-        let what = self.describe();
         let tz = s.conn.timezone;
         let ts_kind = shape.timestamp_kind;
         macro_rules! run {
@@ -501,20 +490,15 @@ impl Querier {
                         (Param::Time(t), _) => q.bind(local(t, tz)),
                     };
                 }
-                let rows = q
-                    .fetch_all($p)
-                    .await
-                    .map_err(|e| classify(e).context(format_args!("reading {what}")))?;
+                let rows = q.fetch_all($p).await.map_err(|e| {
+                    classify(e).context(format_args!("reading {}", self.describe()))
+                })?;
                 rows.iter()
                     .map(|r| decode(r, shape, tz))
                     .collect::<Result<Vec<Row>>>()
             }};
         }
-        match pool {
-            Pool::Pg(p) => run!(p),
-            Pool::My(p) => run!(p),
-            Pool::Lite(p) => run!(p),
-        }
+        with_pool!(pool, p => run!(p))
     }
 }
 
