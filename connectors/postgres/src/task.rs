@@ -1,0 +1,915 @@
+//! The source task: decides at start whether to snapshot or where to
+//! resume, then turns snapshot rows and pgoutput changes into Debezium's
+//! change events, and confirms the slot only up to what Kafka has stored.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use connect_api::source::{SourceTask, SourceTaskContext};
+use connect_api::{
+    ConfigMap, ConnectError, Headers, Record, Result, Schema, SchemaBuilder, SourceMap,
+    SourceRecord, Struct, Value,
+};
+use pg_walstream::{LogicalReplicationMessage, TupleData};
+use tokio::time::Instant;
+
+use crate::catalog::{self, CatalogColumn, TableId};
+use crate::config::{Settings, SnapshotMode, SNAPSHOT_MODE};
+use crate::offsets::{partition, Position, SnapshotMark, Stored};
+use crate::setup::{self, Slot};
+use crate::snapshot::{Snapshot, SnapshotRow};
+use crate::source_info::SourceValues;
+use crate::stream::{Progress, Replication};
+use crate::table::{Cell, Table};
+use crate::types::{Modes, PgType};
+use crate::wire::{format_lsn, Connection, PG_EPOCH_OFFSET_MICROS};
+
+/// The task of [`crate::PostgresConnector`]: one per connector (a slot
+/// has one reader).
+///
+/// ```
+/// let _task = connect_postgres::PostgresConnectorTask::default(); // started by the runtime
+/// ```
+#[derive(Default)]
+pub struct PostgresConnectorTask {
+    running: Option<Running>,
+}
+
+impl std::fmt::Debug for PostgresConnectorTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresConnectorTask")
+            .field("position", &self.running.as_ref().map(|r| &r.position))
+            .finish()
+    }
+}
+
+enum Phase {
+    Snapshot(Box<Snapshot>),
+    Streaming(Replication),
+    /// The stream failed: the next poll reconnects and resumes after the
+    /// last event handed over.
+    Disconnected,
+    /// `snapshot.mode=initial_only` after its snapshot.
+    Idle,
+}
+
+/// The transaction being streamed.
+struct Txn {
+    xid: u32,
+    commit_lsn: u64,
+    ts_us: i64,
+}
+
+struct Running {
+    settings: Settings,
+    modes: Modes,
+    partition: Arc<SourceMap>,
+    context: Arc<dyn SourceTaskContext>,
+    /// Plain connection for catalog lookups while streaming.
+    control: Option<Connection>,
+    phase: Phase,
+    /// Relations seen in the stream, by OID; `None` for tables not
+    /// captured.
+    relations: HashMap<u32, Option<Arc<Table>>>,
+    /// The last event handed over.
+    position: Position,
+    /// Changes at or before this `(commit LSN, LSN)` were handed over
+    /// before (a resume, a reconnect): skipped.
+    skip_until: Option<(u64, u64)>,
+    txn: Option<Txn>,
+    progress: Arc<Progress>,
+    failures: u32,
+    last_heartbeat: Instant,
+    /// A snapshot record held back until the next one shows whether it
+    /// is the last.
+    held: Option<(SnapshotRow, bool)>,
+    first_snapshot_record: bool,
+}
+
+fn micros_from_pg(ts: i64) -> i64 {
+    ts + PG_EPOCH_OFFSET_MICROS
+}
+
+#[async_trait]
+impl SourceTask for PostgresConnectorTask {
+    async fn start(
+        &mut self,
+        config: &ConfigMap,
+        context: Arc<dyn SourceTaskContext>,
+    ) -> Result<()> {
+        let settings = Settings::parse(config)?;
+        let modes = Modes {
+            decimal: settings.decimal,
+            time: settings.time,
+            binary: settings.binary,
+        };
+        let partition = partition(&settings.topic_prefix);
+        let stored = match context.offset_storage_reader().offset(&partition) {
+            None => None,
+            Some(o) => Some(Position::from_offset(&o).ok_or_else(|| {
+                ConnectError::offset_invalid(
+                    (*partition).clone(),
+                    format!(
+                        "the stored offset {o:?} is not a PostgreSQL connector's offset (no lsn)"
+                    ),
+                )
+            })?),
+        };
+        let mut control = Connection::connect(&settings.endpoint, false).await?;
+        setup::check_wal_level(&mut control).await?;
+        let tables = catalog::captured_tables(&mut control, &settings.filters).await?;
+        let ids: Vec<TableId> = tables.iter().map(|(_, id)| id.clone()).collect();
+        setup::ensure_publication(&mut control, &settings, &ids).await?;
+        let slot = setup::slot(&mut control, &settings).await?;
+        let plan = plan(&settings, stored.as_ref(), slot.as_ref(), &partition)?;
+        tracing::info!(?plan, slot = %settings.slot, "the PostgreSQL connector starts");
+        let progress = Arc::new(Progress::default());
+        let mut position = Position::default();
+        let mut skip_until = None;
+        let phase = match plan {
+            Plan::Snapshot => {
+                let (repl, name, point) = if slot.is_none() {
+                    let mut repl = Connection::connect(&settings.endpoint, true).await?;
+                    let created = setup::create_slot(&mut repl, &settings.slot, true).await?;
+                    (Some(repl), created.snapshot, created.consistent_point)
+                } else {
+                    // The slot's position is older than any snapshot taken
+                    // now: changes in between arrive again (duplicates,
+                    // never a gap).
+                    (None, None, 0)
+                };
+                Phase::Snapshot(Box::new(
+                    Snapshot::begin(&settings, tables, repl, name.as_deref(), point).await?,
+                ))
+            }
+            Plan::Stream => {
+                if let Some(s) = &stored {
+                    position = s.position.clone();
+                    skip_until = Some(resume_point(&s.position));
+                    progress
+                        .acked
+                        .store(flush_lsn(&s.position), Ordering::Release);
+                }
+                if slot.is_none() {
+                    let mut repl = Connection::connect(&settings.endpoint, true).await?;
+                    setup::create_slot(&mut repl, &settings.slot, false).await?;
+                }
+                Phase::Disconnected
+            }
+        };
+        self.running = Some(Running {
+            settings,
+            modes,
+            partition,
+            context,
+            control: Some(control),
+            phase,
+            relations: HashMap::new(),
+            position,
+            skip_until,
+            txn: None,
+            progress,
+            failures: 0,
+            last_heartbeat: Instant::now(),
+            held: None,
+            first_snapshot_record: true,
+        });
+        Ok(())
+    }
+
+    async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
+        let running = self.running.as_mut().ok_or_else(|| {
+            ConnectError::other("PostgresConnectorTask: poll called before start")
+        })?;
+        match running.poll().await {
+            Ok(records) => {
+                running.failures = 0;
+                Ok(records)
+            }
+            Err(e) if e.is_retriable() => {
+                running.failures += 1;
+                tracing::warn!(error = %e, failures = running.failures,
+                    "the PostgreSQL connection failed; reconnecting and resuming after the last event handed over");
+                running.phase = match std::mem::replace(&mut running.phase, Phase::Disconnected) {
+                    // A snapshot cannot continue on another connection.
+                    Phase::Snapshot(_) => return Err(ConnectError::other(format!(
+                        "the snapshot failed ({e}); the task restarts it from the beginning when restarted"
+                    ))),
+                    _ => Phase::Disconnected,
+                };
+                running.control = None;
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn commit(&mut self) -> Result<()> {
+        let Some(running) = self.running.as_mut() else {
+            return Ok(());
+        };
+        // Only what Kafka has stored moves the slot.
+        let stored = running
+            .context
+            .offset_storage_reader()
+            .offset(&running.partition)
+            .and_then(|o| Position::from_offset(&o));
+        if let Some(Stored {
+            position,
+            snapshot_incomplete: false,
+        }) = stored
+        {
+            let lsn = flush_lsn(&position);
+            let before = running.progress.acked.fetch_max(lsn, Ordering::AcqRel);
+            if lsn > before {
+                if let Phase::Streaming(r) = &running.phase {
+                    r.report_now();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn stop(&mut self) -> Result<()> {
+        let Some(mut running) = self.running.take() else {
+            return Ok(());
+        };
+        if let Phase::Streaming(r) = &running.phase {
+            r.report_now();
+            // Let the status task send the last confirmation.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        running.phase = Phase::Idle;
+        if running.settings.slot_drop_on_stop {
+            let mut conn = match running.control.take() {
+                Some(c) => c,
+                None => Connection::connect(&running.settings.endpoint, false).await?,
+            };
+            setup::drop_slot(&mut conn, &running.settings.slot).await?;
+            tracing::info!(slot = %running.settings.slot, "slot dropped (slot.drop.on.stop=true)");
+        }
+        Ok(())
+    }
+}
+
+/// What the task does first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    Snapshot,
+    Stream,
+}
+
+fn plan(
+    settings: &Settings,
+    stored: Option<&Stored>,
+    slot: Option<&Slot>,
+    partition: &SourceMap,
+) -> Result<Plan> {
+    let mode = settings.snapshot_mode;
+    let streaming_only = matches!(mode, SnapshotMode::NoData | SnapshotMode::Never);
+    match stored {
+        _ if mode == SnapshotMode::Always => Ok(Plan::Snapshot),
+        None if streaming_only => Ok(Plan::Stream),
+        None => Ok(Plan::Snapshot),
+        Some(s) if s.snapshot_incomplete && !streaming_only => Ok(Plan::Snapshot),
+        Some(s) => {
+            let resume = flush_lsn(&s.position);
+            let problem = match slot {
+                None => Some(format!(
+                    "replication slot '{}' does not exist (dropped, or never created on this server)",
+                    settings.slot
+                )),
+                Some(slot) if resume < slot.confirmed_flush => Some(format!(
+                    "the stored offset is at LSN {} but slot '{}' has moved on to {}: the changes in between are gone",
+                    format_lsn(resume),
+                    settings.slot,
+                    format_lsn(slot.confirmed_flush)
+                )),
+                Some(_) => None,
+            };
+            match problem {
+                None => Ok(Plan::Stream),
+                Some(_) if mode == SnapshotMode::WhenNeeded => {
+                    tracing::warn!("the stored offset cannot be resumed; snapshot.mode=when_needed takes a new snapshot");
+                    Ok(Plan::Snapshot)
+                }
+                Some(problem) => Err(ConnectError::offset_invalid(
+                    partition.clone(),
+                    format!(
+                        "cannot resume streaming: {problem}. Nothing was skipped. To take a new snapshot, set \
+                         {SNAPSHOT_MODE}=when_needed (or always) and restart the connector; or delete its offsets \
+                         (DELETE /connectors/<name>/offsets while it is stopped) to start over"
+                    ),
+                )),
+            }
+        }
+    }
+}
+
+/// The LSN the slot may be confirmed up to for a stored position: the
+/// commit LSN of the transaction of its last event (that transaction is
+/// sent again after a restart and its handed-over events skipped), or
+/// the plain LSN of a heartbeat.
+fn flush_lsn(p: &Position) -> u64 {
+    p.lsn_commit.unwrap_or(p.lsn)
+}
+
+/// Changes at or before this `(commit LSN, LSN)` were handed over.
+fn resume_point(p: &Position) -> (u64, u64) {
+    match p.lsn_commit {
+        Some(c) => (c, p.lsn_proc.unwrap_or(p.lsn)),
+        // A heartbeat or snapshot position: every transaction committed
+        // before it is done.
+        None => (p.lsn, u64::MAX),
+    }
+}
+
+impl Running {
+    async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
+        match &mut self.phase {
+            Phase::Snapshot(_) => self.poll_snapshot().await,
+            Phase::Streaming(_) => self.poll_stream().await,
+            Phase::Disconnected => {
+                if self.failures > 0 {
+                    let backoff = Duration::from_millis(200 * 2u64.pow(self.failures.min(5)));
+                    tokio::time::sleep(backoff.min(Duration::from_secs(5))).await;
+                }
+                self.connect_stream(None, 0).await?;
+                Ok(Vec::new())
+            }
+            Phase::Idle => {
+                tokio::time::sleep(self.settings.poll_interval).await;
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    async fn connect_stream(&mut self, repl: Option<Connection>, point: u64) -> Result<()> {
+        if self.control.is_none() {
+            self.control = Some(Connection::connect(&self.settings.endpoint, false).await?);
+        }
+        // A fresh stream starts with fresh relation messages.
+        self.relations.clear();
+        self.txn = None;
+        let s = &self.settings;
+        let replication = match repl {
+            Some(conn) => {
+                Replication::start_on(
+                    conn,
+                    &s.slot,
+                    &s.publication,
+                    point,
+                    s.max_queue_size,
+                    s.status_interval,
+                    Arc::clone(&self.progress),
+                )
+                .await?
+            }
+            None => {
+                Replication::start(
+                    &s.endpoint,
+                    &s.slot,
+                    &s.publication,
+                    0,
+                    s.max_queue_size,
+                    s.status_interval,
+                    Arc::clone(&self.progress),
+                )
+                .await?
+            }
+        };
+        self.phase = Phase::Streaming(replication);
+        Ok(())
+    }
+
+    async fn poll_snapshot(&mut self) -> Result<Vec<SourceRecord>> {
+        let mut out = Vec::new();
+        let Phase::Snapshot(snapshot) = &mut self.phase else {
+            return Ok(out);
+        };
+        while out.len() < self.settings.max_batch_size {
+            match snapshot.next(&self.settings, self.modes).await? {
+                Some(row) => {
+                    if let Some((held, first)) = self.held.take() {
+                        out.push(snapshot_record(
+                            &self.settings,
+                            self.modes,
+                            &self.partition,
+                            snapshot,
+                            held,
+                            if first { "first" } else { "true" },
+                            false,
+                        )?);
+                    }
+                    let first = std::mem::replace(&mut self.first_snapshot_record, false);
+                    self.held = Some((row, first));
+                }
+                None => {
+                    if let Some((held, _)) = self.held.take() {
+                        out.push(snapshot_record(
+                            &self.settings,
+                            self.modes,
+                            &self.partition,
+                            snapshot,
+                            held,
+                            "last",
+                            true,
+                        )?);
+                    }
+                    let Phase::Snapshot(done) = std::mem::replace(&mut self.phase, Phase::Idle)
+                    else {
+                        unreachable!("the phase was a snapshot");
+                    };
+                    tracing::info!("snapshot completed");
+                    self.position = Position {
+                        lsn: done.point,
+                        ts_usec: done.ts_us,
+                        tx_id: done.tx_id,
+                        ..Position::default()
+                    };
+                    if self.settings.snapshot_mode == SnapshotMode::InitialOnly {
+                        return Ok(out);
+                    }
+                    if done.point > 0 {
+                        self.skip_until = Some((done.point, u64::MAX));
+                    }
+                    let Snapshot { repl, point, .. } = *done;
+                    self.connect_stream(repl, point).await?;
+                    return Ok(out);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn poll_stream(&mut self) -> Result<Vec<SourceRecord>> {
+        let mut out = Vec::new();
+        let deadline = Instant::now() + self.settings.poll_interval;
+        loop {
+            let Phase::Streaming(replication) = &mut self.phase else {
+                return Ok(out);
+            };
+            let next = if out.is_empty() {
+                match tokio::time::timeout_at(deadline, replication.changes.recv()).await {
+                    Ok(n) => n,
+                    Err(_) => {
+                        self.maybe_heartbeat(&mut out);
+                        return Ok(out);
+                    }
+                }
+            } else {
+                match replication.changes.try_recv() {
+                    Ok(n) => Some(n),
+                    Err(_) => return Ok(out),
+                }
+            };
+            let Some(next) = next else {
+                return Err(ConnectError::retriable("the replication stream ended"));
+            };
+            let (lsn, message) = next?;
+            self.handle(lsn, message, &mut out).await?;
+            if out.len() >= self.settings.max_batch_size {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// A heartbeat record when one is due and nothing is in flight: its
+    /// offset carries the server's WAL position, so a quiet database's
+    /// slot moves forward once Kafka stores it.
+    fn maybe_heartbeat(&mut self, out: &mut Vec<SourceRecord>) {
+        let Some(interval) = self.settings.heartbeat_interval else {
+            return;
+        };
+        if self.txn.is_some() || self.last_heartbeat.elapsed() < interval {
+            return;
+        }
+        let Phase::Streaming(r) = &self.phase else {
+            return;
+        };
+        if !r.changes.is_empty() {
+            return;
+        }
+        self.last_heartbeat = Instant::now();
+        let server_end = self.progress.server_end.load(Ordering::Acquire);
+        if server_end > flush_lsn(&self.position) {
+            self.position = Position {
+                lsn: server_end,
+                ts_usec: chrono::Utc::now().timestamp_micros(),
+                ..Position::default()
+            };
+        }
+        out.push(heartbeat_record(
+            &self.settings,
+            &self.partition,
+            &self.position,
+        ));
+    }
+
+    async fn handle(
+        &mut self,
+        lsn: u64,
+        message: LogicalReplicationMessage,
+        out: &mut Vec<SourceRecord>,
+    ) -> Result<()> {
+        match message {
+            LogicalReplicationMessage::Begin {
+                final_lsn,
+                timestamp,
+                xid,
+            } => {
+                self.txn = Some(Txn {
+                    xid,
+                    commit_lsn: final_lsn,
+                    ts_us: micros_from_pg(timestamp),
+                });
+            }
+            LogicalReplicationMessage::Commit { .. } => {
+                self.txn = None;
+            }
+            LogicalReplicationMessage::Relation {
+                relation_id,
+                namespace,
+                relation_name,
+                columns,
+                ..
+            } => {
+                let id = TableId {
+                    schema: namespace.to_string(),
+                    table: relation_name.to_string(),
+                };
+                let table = if self.settings.filters.table(&id.schema, &id.table) {
+                    Some(Arc::new(
+                        self.table_from_relation(relation_id, id, &columns).await?,
+                    ))
+                } else {
+                    None
+                };
+                self.relations.insert(relation_id, table);
+            }
+            LogicalReplicationMessage::Insert { relation_id, tuple } => {
+                self.change(lsn, relation_id, "c", None, Some(&tuple), out)?;
+            }
+            LogicalReplicationMessage::Update {
+                relation_id,
+                old_tuple,
+                new_tuple,
+                ..
+            } => {
+                self.change(
+                    lsn,
+                    relation_id,
+                    "u",
+                    old_tuple.as_ref(),
+                    Some(&new_tuple),
+                    out,
+                )?;
+            }
+            LogicalReplicationMessage::Delete {
+                relation_id,
+                old_tuple,
+                ..
+            } => {
+                self.change(lsn, relation_id, "d", Some(&old_tuple), None, out)?;
+            }
+            // Truncates are skipped, as Debezium's default
+            // `skipped.operations=t` does; types, origins and logical
+            // messages carry no row change.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The table a Relation message describes: its columns (names and
+    /// types as the stream has them) with nullability, primary key and
+    /// type details from the catalog.
+    async fn table_from_relation(
+        &mut self,
+        oid: u32,
+        id: TableId,
+        columns: &[pg_walstream::ColumnInfo],
+    ) -> Result<Table> {
+        if self.control.is_none() {
+            self.control = Some(Connection::connect(&self.settings.endpoint, false).await?);
+        }
+        let control = self.control.as_mut().expect("connected above");
+        let catalog = catalog::columns(control, oid).await?;
+        let merged: Vec<CatalogColumn> = columns
+            .iter()
+            .map(|c| {
+                catalog
+                    .iter()
+                    .find(|k| *k.name == *c.name && k.ty.oid == c.type_id)
+                    .cloned()
+                    .unwrap_or_else(|| CatalogColumn {
+                        name: c.name.to_string(),
+                        ty: PgType {
+                            oid: c.type_id,
+                            modifier: c.type_modifier,
+                            name: String::new(),
+                            enum_labels: None,
+                            element: None,
+                        },
+                        not_null: false,
+                        key_position: None,
+                    })
+            })
+            .collect();
+        Table::new(id, &merged, &self.settings, self.modes)
+    }
+
+    fn change(
+        &mut self,
+        lsn: u64,
+        relation_id: u32,
+        op: &'static str,
+        before: Option<&TupleData>,
+        after: Option<&TupleData>,
+        out: &mut Vec<SourceRecord>,
+    ) -> Result<()> {
+        let Some(txn) = &self.txn else {
+            return Err(ConnectError::other(format!(
+                "a change at {} arrived outside a transaction",
+                format_lsn(lsn)
+            )));
+        };
+        if let Some(skip) = self.skip_until {
+            if (txn.commit_lsn, lsn) <= skip {
+                return Ok(());
+            }
+            self.skip_until = None;
+        }
+        let table = match self.relations.get(&relation_id) {
+            Some(Some(t)) => Arc::clone(t),
+            Some(None) => return Ok(()),
+            None => {
+                return Err(ConnectError::other(format!(
+                    "a change at {} names relation {relation_id}, which the stream never described",
+                    format_lsn(lsn)
+                )))
+            }
+        };
+        let message_type = match op {
+            "c" => "INSERT",
+            "u" => "UPDATE",
+            _ => "DELETE",
+        };
+        self.position = Position {
+            lsn,
+            lsn_proc: Some(lsn),
+            lsn_commit: Some(txn.commit_lsn),
+            tx_id: Some(i64::from(txn.xid)),
+            ts_usec: txn.ts_us,
+            message_type: Some(message_type),
+            snapshot: None,
+        };
+        let source = SourceValues {
+            name: &self.settings.topic_prefix,
+            db: &self.settings.endpoint.dbname,
+            schema: &table.id.schema,
+            table: &table.id.table,
+            ts_us: txn.ts_us,
+            snapshot: "false",
+            sequence: Some(format!("[\"{}\",\"{lsn}\"]", txn.commit_lsn)),
+            tx_id: Some(i64::from(txn.xid)),
+            lsn: Some(lsn),
+        };
+        let before_cells = before.map(cells);
+        let after_cells = after.map(cells);
+        let offset = self.position.to_offset();
+        let modes = self.modes;
+        let key_changed = match (&before_cells, &after_cells) {
+            (Some(b), Some(a)) if table.key_schema.is_some() => table
+                .key_columns
+                .iter()
+                .any(|&i| matches!((b.get(i), a.get(i)), (Some(Cell::Text(x)), Some(Cell::Text(y))) if x != y)),
+            _ => false,
+        };
+        if key_changed {
+            // Debezium: a delete of the old key (and its tombstone), then
+            // a create under the new one.
+            let (b, a) = (
+                before_cells.as_deref().unwrap_or(&[]),
+                after_cells.as_deref().unwrap_or(&[]),
+            );
+            let old_key = table.key(b, modes)?;
+            let new_key = table.key(a, modes)?;
+            let mut delete = self.event(
+                &table,
+                "d",
+                Some(b),
+                None,
+                old_key.clone(),
+                &source,
+                offset.clone(),
+            )?;
+            delete.record.headers = key_header("__debezium.newkey", &table, new_key.clone());
+            out.push(delete);
+            if self.settings.tombstones_on_delete {
+                out.push(self.tombstone(&table, old_key.clone(), offset.clone()));
+            }
+            let mut create = self.event(&table, "c", None, Some(a), new_key, &source, offset)?;
+            create.record.headers = key_header("__debezium.oldkey", &table, old_key);
+            out.push(create);
+            return Ok(());
+        }
+        let key_cells = after_cells
+            .as_deref()
+            .or(before_cells.as_deref())
+            .unwrap_or(&[]);
+        let key = table.key(key_cells, modes)?;
+        let tombstone = op == "d" && self.settings.tombstones_on_delete;
+        out.push(self.event(
+            &table,
+            op,
+            before_cells.as_deref(),
+            after_cells.as_deref(),
+            key.clone(),
+            &source,
+            offset.clone(),
+        )?);
+        if tombstone {
+            out.push(self.tombstone(&table, key, offset));
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn event(
+        &self,
+        table: &Table,
+        op: &'static str,
+        before: Option<&[Cell]>,
+        after: Option<&[Cell]>,
+        key: Value,
+        source: &SourceValues<'_>,
+        offset: SourceMap,
+    ) -> Result<SourceRecord> {
+        envelope_record(
+            table,
+            self.modes,
+            &self.partition,
+            op,
+            before,
+            after,
+            key,
+            source,
+            offset,
+        )
+    }
+
+    fn tombstone(&self, table: &Table, key: Value, offset: SourceMap) -> SourceRecord {
+        let record = Record::new(Arc::clone(&table.topic), None, Value::Null)
+            .with_key(table.key_schema.clone(), key);
+        SourceRecord::new(Arc::clone(&self.partition), offset, record)
+    }
+}
+
+fn key_header(name: &str, table: &Table, key: Value) -> Headers {
+    let mut h = Headers::new();
+    // The key was built with this schema: it cannot be refused.
+    let _ = h.add(name, table.key_schema.clone(), key);
+    h
+}
+
+#[allow(clippy::too_many_arguments)]
+fn envelope_record(
+    table: &Table,
+    modes: Modes,
+    partition: &Arc<SourceMap>,
+    op: &'static str,
+    before: Option<&[Cell]>,
+    after: Option<&[Cell]>,
+    key: Value,
+    source: &SourceValues<'_>,
+    offset: SourceMap,
+) -> Result<SourceRecord> {
+    let now = chrono::Utc::now();
+    let now_us = now.timestamp_micros();
+    let values = vec![
+        match before {
+            Some(c) => table.value(c, modes)?,
+            None => Value::Null,
+        },
+        match after {
+            Some(c) => table.value(c, modes)?,
+            None => Value::Null,
+        },
+        Value::Struct(source.to_struct()),
+        Value::Null,
+        Value::String(op.into()),
+        Value::Int64(now_us.div_euclid(1000)),
+        Value::Int64(now_us),
+        Value::Int64(
+            now.timestamp_nanos_opt()
+                .unwrap_or(now_us.saturating_mul(1000)),
+        ),
+    ];
+    let envelope = Struct::from_parts(table.envelope_schema.clone(), values)?;
+    let record = Record::new(
+        Arc::clone(&table.topic),
+        Some(table.envelope_schema.clone()),
+        Value::Struct(envelope),
+    )
+    .with_key(table.key_schema.clone(), key);
+    Ok(SourceRecord::new(Arc::clone(partition), offset, record))
+}
+
+fn snapshot_record(
+    settings: &Settings,
+    modes: Modes,
+    partition: &Arc<SourceMap>,
+    snapshot: &Snapshot,
+    row: SnapshotRow,
+    mark: &'static str,
+    last: bool,
+) -> Result<SourceRecord> {
+    let table = &row.table;
+    let position = Position {
+        lsn: snapshot.point,
+        tx_id: snapshot.tx_id,
+        ts_usec: snapshot.ts_us,
+        snapshot: Some(SnapshotMark { last_record: last }),
+        ..Position::default()
+    };
+    let mark = match mark {
+        "true" if row.first_in_table => "first_in_data_collection",
+        m => m,
+    };
+    let source = SourceValues {
+        name: &settings.topic_prefix,
+        db: &settings.endpoint.dbname,
+        schema: &table.id.schema,
+        table: &table.id.table,
+        ts_us: snapshot.ts_us,
+        snapshot: mark,
+        sequence: None,
+        tx_id: snapshot.tx_id,
+        lsn: (snapshot.point > 0).then_some(snapshot.point),
+    };
+    let key = table.key(&row.cells, modes)?;
+    envelope_record(
+        table,
+        modes,
+        partition,
+        "r",
+        None,
+        Some(&row.cells),
+        key,
+        &source,
+        position.to_offset(),
+    )
+}
+
+fn heartbeat_record(
+    settings: &Settings,
+    partition: &Arc<SourceMap>,
+    position: &Position,
+) -> SourceRecord {
+    use std::sync::OnceLock;
+    static SCHEMAS: OnceLock<(Schema, Schema)> = OnceLock::new();
+    let (key_schema, value_schema) = SCHEMAS.get_or_init(|| {
+        (
+            SchemaBuilder::struct_()
+                .name("io.debezium.connector.common.ServerNameKey")
+                .field("serverName", Schema::string())
+                .build()
+                .expect("the heartbeat key schema"),
+            SchemaBuilder::struct_()
+                .name("io.debezium.connector.common.Heartbeat")
+                .field("ts_ms", Schema::int64())
+                .build()
+                .expect("the heartbeat value schema"),
+        )
+    });
+    let mut key = Struct::new(key_schema.clone()).expect("a struct schema");
+    key.put_at_unchecked(0, Value::String(settings.topic_prefix.clone()));
+    let mut value = Struct::new(value_schema.clone()).expect("a struct schema");
+    value.put_at_unchecked(0, Value::Int64(chrono::Utc::now().timestamp_millis()));
+    let record = Record::new(
+        settings.heartbeat_topic.as_str(),
+        Some(value_schema.clone()),
+        Value::Struct(value),
+    )
+    .with_key(Some(key_schema.clone()), Value::Struct(key));
+    SourceRecord::new(Arc::clone(partition), position.to_offset(), record)
+}
+
+fn cells(tuple: &TupleData) -> Vec<Cell> {
+    tuple
+        .columns
+        .iter()
+        .map(|c| {
+            if c.is_null() {
+                Cell::Null
+            } else if c.is_unchanged() {
+                Cell::Unchanged
+            } else {
+                Cell::Text(c.raw_bytes())
+            }
+        })
+        .collect()
+}
