@@ -88,7 +88,8 @@ pub fn init_logging() -> Loggers {
 
 /// The built-in plugins plus the connectors this workspace ships: the
 /// FileStream pair (`connect-file`, under Kafka's class names and aliases)
-/// and the JDBC pair (`connect-jdbc`, under Confluent's).
+/// the JDBC pair (`connect-jdbc`, under Confluent's) and the PostgreSQL
+/// CDC source (`connect-postgres`, under Debezium's).
 pub fn bundled_plugins() -> Plugins {
     let mut plugins = Plugins::with_builtins();
     let (source_class, source_aliases) = SOURCE_NAMES.split_first().expect("three names");
@@ -108,6 +109,10 @@ pub fn bundled_plugins() -> Plugins {
     let (class, aliases) = connect_jdbc::SINK_NAMES.split_first().expect("three names");
     plugins.register_sink(class, aliases, || {
         Box::new(connect_jdbc::JdbcSinkConnector::default())
+    });
+    let (class, aliases) = connect_postgres::NAMES.split_first().expect("three names");
+    plugins.register_source(class, aliases, || {
+        Box::new(connect_postgres::PostgresConnector::default())
     });
     plugins
 }

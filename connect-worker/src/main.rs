@@ -1,5 +1,5 @@
 //! `connect-standalone`: Kafka Connect's standalone worker with the
-//! FileStream (`connect-file`) and JDBC (`connect-jdbc`) connectors compiled in.
+//! FileStream (`connect-file`), JDBC (`connect-jdbc`) and PostgreSQL CDC (`connect-postgres`) connectors compiled in.
 //!
 //! ```text
 //! connect-standalone config/connect-standalone.properties \

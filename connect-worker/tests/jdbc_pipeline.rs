@@ -5,37 +5,23 @@
 //! server), once from a real PostgreSQL to a real MariaDB.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
 mod common;
+mod databases;
 
-use common::{repo_file, unique_suffix, worker_config};
+use common::{repo_file, unique_suffix, worker_config, Standalone};
+use databases::{exec, exec_until_done, texts, wait_equal, PrivateDatabases};
 
-/// A running `connect-standalone`, killed on drop; its log goes to a file.
-struct Worker(Child);
-
-impl Worker {
-    fn start(dir: &Path, props: &Path) -> Worker {
-        let log = std::fs::File::create(dir.join("worker.log")).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_connect-standalone"))
-            .arg(props)
-            .arg(dir.join("connect-jdbc-source.properties"))
-            .arg(dir.join("connect-jdbc-sink.properties"))
-            .current_dir(dir)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start connect-standalone");
-        Worker(child)
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// `connect-standalone` running the JDBC pair copied to `dir`.
+fn start_worker(dir: &Path, props: &Path) -> Standalone {
+    Standalone::start(
+        dir,
+        props,
+        &[
+            &dir.join("connect-jdbc-source.properties"),
+            &dir.join("connect-jdbc-sink.properties"),
+        ],
+    )
 }
 
 /// The shipped JDBC connector configs copied to `dir`, with the keys in
@@ -96,110 +82,6 @@ fn pg_to_mariadb_configs(
     connector_configs(dir, &source, &sink);
 }
 
-fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
-}
-
-/// Rows of a query, each column as text (trimmed), on a database URL
-/// sqlx understands.
-fn texts(url: &str, sql: &str) -> Vec<Vec<Option<String>>> {
-    use sqlx::Row;
-    macro_rules! rows {
-        ($pool:ty) => {{
-            let pool = <$pool>::connect(url).await.unwrap();
-            let rows = match sqlx::query(sql).fetch_all(&pool).await {
-                Ok(rows) => rows,
-                // The sink has not created the table yet.
-                Err(_) => Vec::new(),
-            };
-            let out = rows
-                .iter()
-                .map(|r| {
-                    (0..r.len())
-                        .map(|i| {
-                            r.try_get_unchecked::<Option<String>, _>(i)
-                                .unwrap()
-                                .map(|s| s.trim().to_string())
-                        })
-                        .collect()
-                })
-                .collect();
-            pool.close().await;
-            out
-        }};
-    }
-    block_on(async {
-        if url.starts_with("postgres") {
-            rows!(sqlx::PgPool)
-        } else if url.starts_with("mysql") {
-            rows!(sqlx::MySqlPool)
-        } else {
-            rows!(sqlx::SqlitePool)
-        }
-    })
-}
-
-fn exec(url: &str, sql: &str) {
-    macro_rules! run {
-        ($pool:ty) => {{
-            let pool = <$pool>::connect(url).await.unwrap();
-            sqlx::raw_sql(sql)
-                .execute(&pool)
-                .await
-                .unwrap_or_else(|e| panic!("{sql}: {e}"));
-            pool.close().await;
-        }};
-    }
-    block_on(async {
-        if url.starts_with("postgres") {
-            run!(sqlx::PgPool)
-        } else if url.starts_with("mysql") {
-            run!(sqlx::MySqlPool)
-        } else {
-            run!(sqlx::SqlitePool)
-        }
-    })
-}
-
-/// Waits until `copy` (on `to`) has exactly the rows of `source` (on
-/// `from`), compared as sorted lists (the databases order text and
-/// numbers differently).
-fn wait_equal(
-    from: &str,
-    source: &str,
-    to: &str,
-    copy: &str,
-    dir: &Path,
-) -> Vec<Vec<Option<String>>> {
-    let mut want = texts(from, source);
-    want.sort();
-    assert!(!want.is_empty(), "the source query found no rows: {source}");
-    let start = std::time::Instant::now();
-    loop {
-        let mut last = texts(to, copy);
-        last.sort();
-        if last == want {
-            return last;
-        }
-        if start.elapsed() > common::DEADLINE * 2 {
-            let log = std::fs::read_to_string(dir.join("worker.log")).unwrap_or_default();
-            let missing: Vec<_> = want.iter().filter(|r| !last.contains(r)).take(10).collect();
-            let extra: Vec<_> = last.iter().filter(|r| !want.contains(r)).take(10).collect();
-            panic!(
-                "the copy never matched: {} rows wanted, {} found; first missing {missing:?}; \
-                 first unexpected {extra:?}\nworker log:\n{log}",
-                want.len(),
-                last.len()
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
-}
-
 /// The shared real servers a pipeline test runs on: their JDBC URLs (for
 /// the connectors) and sqlx URLs (for the test's own checks).
 struct Real {
@@ -238,7 +120,7 @@ fn the_jdbc_quickstart_copies_a_sqlite_table_through_kafka_as_shipped() {
     );
     let props = worker_config(d, None);
     connector_configs(d, &[], &[]);
-    let _worker = Worker::start(d, &props);
+    let _worker = start_worker(d, &props);
     let source = "SELECT id, customer, amount FROM orders ORDER BY id";
     let target = "SELECT id, customer, amount FROM orders_copy ORDER BY id";
     let rows = wait_equal(&shop, source, &copy, target, d);
@@ -289,7 +171,7 @@ fn postgres_to_mariadb_through_kafka_and_an_smt_ends_with_equal_tables() {
         ],
         &[],
     );
-    let _worker = Worker::start(d, &props);
+    let _worker = start_worker(d, &props);
     let cols = "CAST(id AS CHAR(20)), customer, CAST(amount AS CHAR(20)), PLACED, \
                 CAST(CASE WHEN shipped THEN 1 WHEN NOT shipped THEN 0 END AS CHAR(1))";
     // The timestamps as both print them, to the millisecond.
@@ -366,7 +248,7 @@ fn kill_9_mid_stream_ends_with_equal_tables_on_the_real_broker() {
             }
         })
     };
-    let worker = Worker::start(d, &props);
+    let worker = start_worker(d, &props);
     let count = format!("SELECT CAST(COUNT(*) AS CHAR(20)) FROM {copy}");
     let copied = |url: &str| {
         texts(url, &count)
@@ -383,7 +265,7 @@ fn kill_9_mid_stream_ends_with_equal_tables_on_the_real_broker() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     drop(worker); // SIGKILL
-    let _worker = Worker::start(d, &props);
+    let _worker = start_worker(d, &props);
     writer.join().unwrap();
     let all = format!("SELECT CAST(id AS CHAR(20)), customer FROM {table} ORDER BY id");
     let rows = wait_equal(
@@ -472,7 +354,7 @@ fn a_row_mariadb_refuses_goes_to_the_dead_letter_queue_while_the_rest_flows() {
             ("errors.deadletterqueue.context.headers.enable", "true"),
         ],
     );
-    let _worker = Worker::start(d, &props);
+    let _worker = start_worker(d, &props);
     let ids = format!("SELECT CAST(id AS CHAR(20)) FROM {copy} ORDER BY id");
     let start = std::time::Instant::now();
     loop {
@@ -503,82 +385,6 @@ fn a_row_mariadb_refuses_goes_to_the_dead_letter_queue_while_the_rest_flows() {
             start.elapsed() < common::DEADLINE * 2,
             "row 4 never arrived"
         );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-}
-
-/// Private PostgreSQL and MariaDB servers (tools/databases) that a drill
-/// may crash; stopped on drop.
-struct PrivateDatabases {
-    dir: tempfile::TempDir,
-    postgres: String,
-    mariadb: String,
-}
-
-impl PrivateDatabases {
-    fn start() -> PrivateDatabases {
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::new(repo_file("tools/databases/databases.sh"))
-            .args(["start", "--dir"])
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "databases.sh start: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let env = String::from_utf8_lossy(&out.stdout).into_owned();
-        let url = |var: &str| {
-            env.lines()
-                .find_map(|l| l.strip_prefix(var))
-                .map(str::to_string)
-                .unwrap_or_else(|| panic!("no {var} in {env}"))
-        };
-        PrivateDatabases {
-            postgres: url("JDBC_TEST_POSTGRES_URL="),
-            mariadb: url("JDBC_TEST_MARIADB_URL="),
-            dir,
-        }
-    }
-
-    fn crash(&self, server: &str) {
-        let out = Command::new(repo_file("tools/databases/databases.sh"))
-            .args(["crash", server, "--dir"])
-            .arg(self.dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "crash {server}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
-
-impl Drop for PrivateDatabases {
-    fn drop(&mut self) {
-        let _ = Command::new(repo_file("tools/databases/databases.sh"))
-            .args(["stop", "--dir"])
-            .arg(self.dir.path())
-            .output();
-    }
-}
-
-/// `exec` that retries while the database is restarting.
-fn exec_until_done(url: &str, sql: &str) {
-    let start = std::time::Instant::now();
-    loop {
-        let done = block_on(async {
-            let pool = sqlx::PgPool::connect(url).await.ok()?;
-            let r = sqlx::raw_sql(sql).execute(&pool).await.ok();
-            pool.close().await;
-            r
-        });
-        if done.is_some() {
-            return;
-        }
-        assert!(start.elapsed() < common::DEADLINE, "{sql} never succeeded");
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
@@ -637,7 +443,7 @@ fn both_databases_crashing_under_load_end_with_equal_tables() {
             }
         })
     };
-    let _worker = Worker::start(d, &props);
+    let _worker = start_worker(d, &props);
     let wait_rows = |n: i64| {
         let start = std::time::Instant::now();
         while progress.load(std::sync::atomic::Ordering::SeqCst) < n {

@@ -30,6 +30,19 @@ pub(crate) fn wait_for<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T
 
 /// The values on `topic`, read from the start through the Kafka port.
 pub(crate) fn topic_values(bootstrap: &str, topic: &str, at_least: usize) -> Vec<String> {
+    topic_values_until(bootstrap, topic, &format!("{at_least} values"), |v| {
+        v.len() >= at_least
+    })
+}
+
+/// The values on `topic` from the start, read until `done` says they
+/// are enough (`what` names that in the failure message).
+pub(crate) fn topic_values_until(
+    bootstrap: &str,
+    topic: &str,
+    what: &str,
+    mut done: impl FnMut(&[String]) -> bool,
+) -> Vec<String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -41,7 +54,11 @@ pub(crate) fn topic_values(bootstrap: &str, topic: &str, at_least: usize) -> Vec
         let mut config = ClientConfig::new();
         config.insert(
             "group.id".into(),
-            format!("demo-check-{}", std::process::id()),
+            format!(
+                "demo-check-{}-{}",
+                std::process::id(),
+                unique_suffix("read")
+            ),
         );
         config.insert("auto.offset.reset".into(), "earliest".into());
         let mut consumer = cluster.consumer(&config).unwrap();
@@ -50,8 +67,12 @@ pub(crate) fn topic_values(bootstrap: &str, topic: &str, at_least: usize) -> Vec
             .unwrap();
         let mut values = Vec::new();
         let start = Instant::now();
-        while values.len() < at_least {
-            assert!(start.elapsed() < DEADLINE, "only {values:?} on {topic}");
+        while !done(&values) {
+            assert!(
+                start.elapsed() < DEADLINE,
+                "{} values on {topic} after {DEADLINE:?}, not yet {what}",
+                values.len()
+            );
             if let Some(ConsumerEvent::Records(records)) =
                 consumer.poll(Duration::from_millis(500)).await.unwrap()
             {
@@ -458,4 +479,31 @@ pub(crate) fn worker_config_with_session(
     let path = dir.join("connect-standalone.properties");
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// A running `connect-standalone` with connector property files, killed
+/// (SIGKILL) on drop; its log goes to `worker.log` in its directory.
+pub(crate) struct Standalone(std::process::Child);
+
+impl Standalone {
+    pub(crate) fn start(dir: &Path, props: &Path, connectors: &[&Path]) -> Standalone {
+        let log = std::fs::File::create(dir.join("worker.log")).unwrap();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_connect-standalone"))
+            .arg(props)
+            .args(connectors)
+            .current_dir(dir)
+            .env("RUST_LOG", "info")
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start connect-standalone");
+        Standalone(child)
+    }
+}
+
+impl Drop for Standalone {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -337,6 +337,11 @@ impl Running {
                     let backoff = Duration::from_millis(200 * 2u64.pow(self.failures.min(5)));
                     tokio::time::sleep(backoff.min(Duration::from_secs(5))).await;
                 }
+                // The slot sends again what Kafka has not stored yet; what
+                // was handed over already is skipped.
+                if self.position.lsn > 0 {
+                    self.skip_until = Some(resume_point(&self.position));
+                }
                 self.connect_stream(None, 0).await?;
                 Ok(Vec::new())
             }

@@ -44,6 +44,19 @@ impl Pg {
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 
+    /// Drops slot `name` once its last reader has let go of it (the
+    /// server notices a closed connection a moment later).
+    async fn drop_slot(&self, name: &str) {
+        let sql = format!(
+            "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{name}'"
+        );
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        while let Err(e) = sqlx::raw_sql(&sql).execute(&self.admin).await {
+            assert!(tokio::time::Instant::now() < deadline, "{sql}: {e}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     async fn text(&self, sql: &str) -> Option<String> {
         sqlx::query_scalar::<_, Option<String>>(sql)
             .fetch_one(&self.admin)
@@ -54,10 +67,7 @@ impl Pg {
     /// A fresh table set and slot for one test: `name` names the table,
     /// slot, publication and topic prefix.
     async fn fresh(&self, name: &str, ddl: &str) {
-        self.exec(&format!(
-            "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{name}'"
-        ))
-        .await;
+        self.drop_slot(name).await;
         self.exec(&format!("DROP PUBLICATION IF EXISTS {name}"))
             .await;
         self.exec(&format!("DROP TABLE IF EXISTS {name} CASCADE"))
@@ -315,8 +325,7 @@ async fn a_dropped_slot_is_detected_at_start_and_handled_per_snapshot_mode() {
     h.stop().await.unwrap();
     // The slot disappears while the connector is stopped; a change is
     // made that no slot recorded.
-    pg.exec(&format!("SELECT pg_drop_replication_slot('{name}')"))
-        .await;
+    pg.drop_slot(name).await;
     pg.exec(&format!("INSERT INTO {name} VALUES (3)")).await;
     let err = h.start(config.clone()).await.unwrap_err().to_string();
     assert!(
@@ -466,6 +475,48 @@ async fn column_types_map_as_debezium_maps_them_in_snapshot_and_stream_alike() {
     assert!(matches!(a.get("bit1").unwrap(), Value::Boolean(true)));
     assert_eq!(a.get("ia").unwrap().as_array().map(|v| v.len()), Some(3));
     h.stop().await.unwrap();
-    pg.exec(&format!("SELECT pg_drop_replication_slot('{name}')"))
+    pg.drop_slot(name).await;
+}
+
+#[tokio::test]
+async fn a_dropped_connection_resumes_after_the_last_event_handed_over_without_repeats() {
+    let test = "a_dropped_connection_resumes_without_repeats";
+    let Some(pg) = Pg::connect(test).await else {
+        return;
+    };
+    let name = "cdc_reconnect";
+    pg.fresh(name, &format!("CREATE TABLE {name} (id INT PRIMARY KEY)"))
         .await;
+    let mut h = harness().await;
+    h.start(pg.config(name, &[("snapshot.mode", "no_data")]))
+        .await
+        .unwrap();
+    pg.exec(&format!("INSERT INTO {name} VALUES (1), (2), (3)"))
+        .await;
+    assert_eq!(
+        events(&h.poll_until(3, DEADLINE).await.unwrap()),
+        ["c:1", "c:2", "c:3"]
+    );
+    // Nothing is committed to Kafka yet, so the slot has not moved: the
+    // server will send 1, 2 and 3 again on the new connection.
+    pg.exec(&format!(
+        "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '{name}'"
+    ))
+    .await;
+    pg.exec(&format!("INSERT INTO {name} VALUES (4)")).await;
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while got.is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "nothing after the reconnect"
+        );
+        match h.poll().await {
+            Ok(records) => got.extend(records),
+            Err(e) => assert!(e.is_retriable(), "{e}"),
+        }
+    }
+    got.extend(h.poll_for(Duration::from_millis(500)).await.unwrap());
+    assert_eq!(events(&got), ["c:4"], "only the new change, none again");
+    h.stop().await.unwrap();
 }
