@@ -65,6 +65,78 @@ fn ids_on_topic(bootstrap: &str, topic: &str, rows: i64) -> (Vec<i64>, usize) {
     (ids, twice)
 }
 
+/// The quickstart of connectors/postgres/README.md as shipped: the
+/// standalone worker on its embedded Kafka with
+/// config/connect-postgres-source.properties, `PGPORT` in the
+/// environment.
+#[test]
+fn the_cdc_quickstart_streams_the_orders_table_as_shipped() {
+    let test = "the_cdc_quickstart_streams_the_orders_table_as_shipped";
+    let Some(pg) = connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test) else {
+        return;
+    };
+    let (_, port, _) = pg_parts(&pg);
+    let pg_url = pg.replace("jdbc:postgresql://", "postgres://postgres@");
+    exec_until_done(
+        &pg_url,
+        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'quickstart'",
+    );
+    exec(
+        &pg_url,
+        "DROP TABLE IF EXISTS orders; CREATE TABLE orders (id INT PRIMARY KEY, item TEXT, qty INT); \
+         INSERT INTO orders VALUES (1, 'apple', 3), (2, 'pear', 1)",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let props = common::worker_config(d, None);
+    let worker = Standalone::start_with_env(
+        d,
+        &props,
+        &[&common::repo_file(
+            "config/connect-postgres-source.properties",
+        )],
+        &[("PGPORT", &port)],
+    );
+    let bootstrap = common::wait_for("the embedded Kafka's address in the log", || {
+        let log = std::fs::read_to_string(d.join("worker.log")).ok()?;
+        let at = log.find("bootstrap.servers=")?;
+        let rest = &log[at + "bootstrap.servers=".len()..];
+        Some(
+            rest.split(|c: char| c.is_whitespace() || c == '"')
+                .next()?
+                .to_string(),
+        )
+    });
+    exec(
+        &pg_url,
+        "UPDATE orders SET qty = 5 WHERE id = 1; INSERT INTO orders VALUES (3, 'fig', 2)",
+    );
+    let values = common::topic_values(&bootstrap, "quickstart.public.orders", 4);
+    let ops: Vec<(String, i64)> = values
+        .iter()
+        .filter_map(|v| serde_json::from_str::<serde_json::Value>(v).ok())
+        .map(|v| {
+            let p = &v["payload"];
+            (
+                p["op"].as_str().unwrap_or("?").to_string(),
+                p["after"]["id"].as_i64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            ("r".into(), 1),
+            ("r".into(), 2),
+            ("u".into(), 1),
+            ("c".into(), 3)
+        ],
+        "snapshot, then the changes"
+    );
+    drop(worker);
+    exec_until_done(&pg_url, "SELECT pg_drop_replication_slot('quickstart')");
+}
+
 #[test]
 fn postgres_changes_reach_mariadb_through_kafka_and_an_smt_with_deletes() {
     let test = "postgres_changes_reach_mariadb_through_kafka_and_an_smt_with_deletes";

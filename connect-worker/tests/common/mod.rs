@@ -487,10 +487,21 @@ pub(crate) struct Standalone(std::process::Child);
 
 impl Standalone {
     pub(crate) fn start(dir: &Path, props: &Path, connectors: &[&Path]) -> Standalone {
+        Self::start_with_env(dir, props, connectors, &[])
+    }
+
+    /// [`Standalone::start`] with extra environment variables.
+    pub(crate) fn start_with_env(
+        dir: &Path,
+        props: &Path,
+        connectors: &[&Path],
+        env: &[(&str, &str)],
+    ) -> Standalone {
         let log = std::fs::File::create(dir.join("worker.log")).unwrap();
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_connect-standalone"))
             .arg(props)
             .args(connectors)
+            .envs(env.iter().copied())
             .current_dir(dir)
             .env("RUST_LOG", "info")
             .stdout(std::process::Stdio::null())
