@@ -25,6 +25,7 @@
 mod catalog;
 mod config;
 mod offsets;
+mod resume;
 mod setup;
 mod snapshot;
 mod source_info;

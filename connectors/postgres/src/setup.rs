@@ -79,7 +79,8 @@ pub(crate) async fn ensure_publication(
 /// A replication slot as `pg_replication_slots` shows it.
 #[derive(Debug, Clone)]
 pub(crate) struct Slot {
-    pub confirmed_flush: u64,
+    /// The oldest WAL the slot keeps.
+    pub restart_lsn: u64,
 }
 
 /// The slot `name`, if it exists; refused if it is not a pgoutput slot of
@@ -87,7 +88,7 @@ pub(crate) struct Slot {
 pub(crate) async fn slot(conn: &mut Connection, settings: &Settings) -> Result<Option<Slot>> {
     let rows = conn
         .query(&format!(
-            "SELECT confirmed_flush_lsn::text, active_pid::text, plugin, database FROM pg_catalog.pg_replication_slots \
+            "SELECT restart_lsn::text, active_pid::text, plugin, database FROM pg_catalog.pg_replication_slots \
              WHERE slot_name = {}",
             quote_literal(&settings.slot)
         ))
@@ -108,7 +109,7 @@ pub(crate) async fn slot(conn: &mut Connection, settings: &Settings) -> Result<O
         ));
     }
     Ok(Some(Slot {
-        confirmed_flush: row.text(0).and_then(parse_lsn).unwrap_or(0),
+        restart_lsn: row.text(0).and_then(parse_lsn).unwrap_or(0),
     }))
 }
 

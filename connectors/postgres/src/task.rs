@@ -19,6 +19,7 @@ use tokio::time::Instant;
 use crate::catalog::{self, CatalogColumn, TableId};
 use crate::config::{Settings, SnapshotMode, SNAPSHOT_MODE};
 use crate::offsets::{partition, Position, SnapshotMark, Stored};
+use crate::resume::{flush_lsn, start_lsn, Resume};
 use crate::setup::{self, Slot};
 use crate::snapshot::{Snapshot, SnapshotRow};
 use crate::source_info::SourceValues;
@@ -76,9 +77,12 @@ struct Running {
     relations: HashMap<u32, Option<Arc<Table>>>,
     /// The last event handed over.
     position: Position,
-    /// Changes at or before this `(commit LSN, LSN)` were handed over
-    /// before (a resume, a reconnect): skipped.
-    skip_until: Option<(u64, u64)>,
+    /// Skips what the server sends again that was handed over before (a
+    /// restart, a reconnect).
+    resume: Option<Resume>,
+    /// The end LSN of the last commit processed (Debezium's
+    /// `lsn_commit`).
+    last_commit: Option<u64>,
     txn: Option<Txn>,
     progress: Arc<Progress>,
     failures: u32,
@@ -128,7 +132,7 @@ impl SourceTask for PostgresConnectorTask {
         tracing::info!(?plan, slot = %settings.slot, "the PostgreSQL connector starts");
         let progress = Arc::new(Progress::default());
         let mut position = Position::default();
-        let mut skip_until = None;
+        let mut resume = None;
         let phase = match plan {
             Plan::Snapshot => {
                 let (repl, name, point) = if slot.is_none() {
@@ -148,10 +152,10 @@ impl SourceTask for PostgresConnectorTask {
             Plan::Stream => {
                 if let Some(s) = &stored {
                     position = s.position.clone();
-                    skip_until = Some(resume_point(&s.position));
-                    progress
-                        .acked
-                        .store(flush_lsn(&s.position), Ordering::Release);
+                    resume = Resume::after(&s.position);
+                    if let Some(lsn) = flush_lsn(&s.position) {
+                        progress.acked.store(lsn, Ordering::Release);
+                    }
                 }
                 if slot.is_none() {
                     let mut repl = Connection::connect(&settings.endpoint, true).await?;
@@ -168,8 +172,9 @@ impl SourceTask for PostgresConnectorTask {
             control: Some(control),
             phase,
             relations: HashMap::new(),
+            last_commit: position.lsn_commit,
             position,
-            skip_until,
+            resume,
             txn: None,
             progress,
             failures: 0,
@@ -222,7 +227,9 @@ impl SourceTask for PostgresConnectorTask {
             snapshot_incomplete: false,
         }) = stored
         {
-            let lsn = flush_lsn(&position);
+            let Some(lsn) = flush_lsn(&position) else {
+                return Ok(());
+            };
             let before = running.progress.acked.fetch_max(lsn, Ordering::AcqRel);
             if lsn > before {
                 if let Phase::Streaming(r) = &running.phase {
@@ -276,17 +283,18 @@ fn plan(
         None => Ok(Plan::Snapshot),
         Some(s) if s.snapshot_incomplete && !streaming_only => Ok(Plan::Snapshot),
         Some(s) => {
-            let resume = flush_lsn(&s.position);
+            // Debezium's check: the slot must exist and must not have
+            // released WAL the stored position still needs.
             let problem = match slot {
                 None => Some(format!(
                     "replication slot '{}' does not exist (dropped, or never created on this server)",
                     settings.slot
                 )),
-                Some(slot) if resume < slot.confirmed_flush => Some(format!(
-                    "the stored offset is at LSN {} but slot '{}' has moved on to {}: the changes in between are gone",
-                    format_lsn(resume),
+                Some(slot) if s.position.lsn_proc.is_some_and(|p| p < slot.restart_lsn) => Some(format!(
+                    "the stored offset is at LSN {} but slot '{}' keeps WAL only from {}: the changes in between are gone",
+                    format_lsn(s.position.lsn_proc.unwrap_or_default()),
                     settings.slot,
-                    format_lsn(slot.confirmed_flush)
+                    format_lsn(slot.restart_lsn)
                 )),
                 Some(_) => None,
             };
@@ -309,24 +317,6 @@ fn plan(
     }
 }
 
-/// The LSN the slot may be confirmed up to for a stored position: the
-/// commit LSN of the transaction of its last event (that transaction is
-/// sent again after a restart and its handed-over events skipped), or
-/// the plain LSN of a heartbeat.
-fn flush_lsn(p: &Position) -> u64 {
-    p.lsn_commit.unwrap_or(p.lsn)
-}
-
-/// Changes at or before this `(commit LSN, LSN)` were handed over.
-fn resume_point(p: &Position) -> (u64, u64) {
-    match p.lsn_commit {
-        Some(c) => (c, p.lsn_proc.unwrap_or(p.lsn)),
-        // A heartbeat or snapshot position: every transaction committed
-        // before it is done.
-        None => (p.lsn, u64::MAX),
-    }
-}
-
 impl Running {
     async fn poll(&mut self) -> Result<Vec<SourceRecord>> {
         match &mut self.phase {
@@ -339,10 +329,9 @@ impl Running {
                 }
                 // The slot sends again what Kafka has not stored yet; what
                 // was handed over already is skipped.
-                if self.position.lsn > 0 {
-                    self.skip_until = Some(resume_point(&self.position));
-                }
-                self.connect_stream(None, 0).await?;
+                self.resume = Resume::after(&self.position);
+                let start = start_lsn(&self.position);
+                self.connect_stream(None, start).await?;
                 Ok(Vec::new())
             }
             Phase::Idle => {
@@ -378,7 +367,7 @@ impl Running {
                     &s.endpoint,
                     &s.slot,
                     &s.publication,
-                    0,
+                    point,
                     s.max_queue_size,
                     s.status_interval,
                     Arc::clone(&self.progress),
@@ -438,9 +427,7 @@ impl Running {
                     if self.settings.snapshot_mode == SnapshotMode::InitialOnly {
                         return Ok(out);
                     }
-                    if done.point > 0 {
-                        self.skip_until = Some((done.point, u64::MAX));
-                    }
+                    self.resume = None;
                     let Snapshot { repl, point, .. } = *done;
                     self.connect_stream(repl, point).await?;
                     return Ok(out);
@@ -500,12 +487,20 @@ impl Running {
         }
         self.last_heartbeat = Instant::now();
         let server_end = self.progress.server_end.load(Ordering::Acquire);
-        if server_end > flush_lsn(&self.position) {
+        if server_end > self.position.lsn {
+            // Every change before the server's WAL end has been received
+            // and handed over: the position moves there, as after a
+            // commit (Debezium's lsn = lsn_proc = lsn_commit).
             self.position = Position {
                 lsn: server_end,
+                lsn_proc: Some(server_end),
+                lsn_commit: Some(server_end),
+                message_type: Some("COMMIT"),
                 ts_usec: chrono::Utc::now().timestamp_micros(),
-                ..Position::default()
+                tx_id: self.position.tx_id,
+                snapshot: None,
             };
+            self.last_commit = Some(server_end);
         }
         out.push(heartbeat_record(
             &self.settings,
@@ -532,8 +527,21 @@ impl Running {
                     ts_us: micros_from_pg(timestamp),
                 });
             }
-            LogicalReplicationMessage::Commit { .. } => {
-                self.txn = None;
+            LogicalReplicationMessage::Commit { end_lsn, .. } => {
+                // The commit message's LSN is its end LSN.
+                let lsn = end_lsn.max(lsn);
+                if let Some(txn) = self.txn.take() {
+                    self.position = Position {
+                        lsn,
+                        lsn_proc: Some(lsn),
+                        lsn_commit: Some(lsn),
+                        tx_id: Some(i64::from(txn.xid)),
+                        ts_usec: txn.ts_us,
+                        message_type: Some("COMMIT"),
+                        snapshot: None,
+                    };
+                }
+                self.last_commit = Some(lsn);
             }
             LogicalReplicationMessage::Relation {
                 relation_id,
@@ -641,11 +649,12 @@ impl Running {
                 format_lsn(lsn)
             )));
         };
-        if let Some(skip) = self.skip_until {
-            if (txn.commit_lsn, lsn) <= skip {
-                return Ok(());
+        if let Some(resume) = &mut self.resume {
+            match resume.skips(txn.commit_lsn, lsn) {
+                Some(true) => return Ok(()),
+                Some(false) => {}
+                None => self.resume = None,
             }
-            self.skip_until = None;
         }
         let table = match self.relations.get(&relation_id) {
             Some(Some(t)) => Arc::clone(t),
@@ -665,7 +674,7 @@ impl Running {
         self.position = Position {
             lsn,
             lsn_proc: Some(lsn),
-            lsn_commit: Some(txn.commit_lsn),
+            lsn_commit: self.last_commit,
             tx_id: Some(i64::from(txn.xid)),
             ts_usec: txn.ts_us,
             message_type: Some(message_type),
@@ -678,7 +687,7 @@ impl Running {
             table: &table.id.table,
             ts_us: txn.ts_us,
             snapshot: "false",
-            sequence: Some(format!("[\"{}\",\"{lsn}\"]", txn.commit_lsn)),
+            sequence: Some(sequence(self.last_commit, lsn)),
             tx_id: Some(i64::from(txn.xid)),
             lsn: Some(lsn),
         };
@@ -917,4 +926,13 @@ fn cells(tuple: &TupleData) -> Vec<Cell> {
             }
         })
         .collect()
+}
+
+/// Debezium's `source.sequence`: `["<lsn_commit>","<lsn>"]`, `null` for a
+/// missing one.
+fn sequence(lsn_commit: Option<u64>, lsn: u64) -> String {
+    match lsn_commit {
+        Some(c) => format!("[\"{c}\",\"{lsn}\"]"),
+        None => format!("[null,\"{lsn}\"]"),
+    }
 }
