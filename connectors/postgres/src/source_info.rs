@@ -16,6 +16,7 @@ fn build_source() -> Schema {
     let opt = |b: SchemaBuilder| b.optional().build().expect("a valid optional schema");
     SchemaBuilder::struct_()
         .name(SOURCE_SCHEMA_NAME)
+        .version(1)
         .field("version", Schema::string())
         .field("connector", Schema::string())
         .field("name", Schema::string())
@@ -40,6 +41,8 @@ fn build_source() -> Schema {
         .field("txId", opt(SchemaBuilder::int64()))
         .field("lsn", opt(SchemaBuilder::int64()))
         .field("xmin", opt(SchemaBuilder::int64()))
+        .field("origin", opt(SchemaBuilder::string()))
+        .field("origin_lsn", opt(SchemaBuilder::int64()))
         .build()
         .expect("the source schema")
 }
@@ -97,6 +100,8 @@ impl SourceValues<'_> {
             Value::String(self.table.to_string()),
             self.tx_id.map_or(Value::Null, Value::Int64),
             self.lsn.map_or(Value::Null, |l| Value::Int64(l as i64)),
+            Value::Null,
+            Value::Null,
             Value::Null,
         ];
         let mut s = Struct::new(schema().clone()).expect("a struct schema");

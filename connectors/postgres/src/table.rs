@@ -152,7 +152,8 @@ impl Table {
 
     fn cell(&self, column: &Column, cell: &Cell, modes: Modes) -> Result<Value> {
         match cell {
-            Cell::Null => Ok(Value::Null),
+            Cell::Null if column.schema.is_optional() => Ok(Value::Null),
+            Cell::Null => Ok(column.kind.fallback(&column.schema, modes)),
             Cell::Text(text) => column
                 .kind
                 .parse(text, &column.schema, modes)

@@ -90,6 +90,8 @@ struct Running {
     /// A snapshot record held back until the next one shows whether it
     /// is the last.
     held: Option<(SnapshotRow, bool)>,
+    /// Debezium's extended headers, on every change event and tombstone.
+    headers: Headers,
     first_snapshot_record: bool,
 }
 
@@ -164,6 +166,7 @@ impl SourceTask for PostgresConnectorTask {
                 Phase::Disconnected
             }
         };
+        let settings_prefix = settings.topic_prefix.clone();
         self.running = Some(Running {
             settings,
             modes,
@@ -180,6 +183,7 @@ impl SourceTask for PostgresConnectorTask {
             failures: 0,
             last_heartbeat: Instant::now(),
             held: None,
+            headers: extended_headers(&settings_prefix),
             first_snapshot_record: true,
         });
         Ok(())
@@ -388,13 +392,25 @@ impl Running {
             match snapshot.next(&self.settings, self.modes).await? {
                 Some(row) => {
                     if let Some((held, first)) = self.held.take() {
+                        // Debezium's markers: the first row of all, the
+                        // last of a table, the first of a table, the rest.
+                        let mark = if first {
+                            "first"
+                        } else if !Arc::ptr_eq(&held.table, &row.table) {
+                            "last_in_data_collection"
+                        } else if held.first_in_table {
+                            "first_in_data_collection"
+                        } else {
+                            "true"
+                        };
                         out.push(snapshot_record(
                             &self.settings,
                             self.modes,
                             &self.partition,
+                            &self.headers,
                             snapshot,
                             held,
-                            if first { "first" } else { "true" },
+                            mark,
                             false,
                         )?);
                     }
@@ -407,6 +423,7 @@ impl Running {
                             &self.settings,
                             self.modes,
                             &self.partition,
+                            &self.headers,
                             snapshot,
                             held,
                             "last",
@@ -711,7 +728,8 @@ impl Running {
             );
             let old_key = table.key(b, modes)?;
             let new_key = table.key(a, modes)?;
-            let mut delete = self.event(
+            let new_key_header = self.key_header("__debezium.newkey", &table, new_key.clone());
+            out.push(self.event(
                 &table,
                 "d",
                 Some(b),
@@ -719,15 +737,22 @@ impl Running {
                 old_key.clone(),
                 &source,
                 offset.clone(),
-            )?;
-            delete.record.headers = key_header("__debezium.newkey", &table, new_key.clone());
-            out.push(delete);
+                new_key_header.clone(),
+            )?);
             if self.settings.tombstones_on_delete {
-                out.push(self.tombstone(&table, old_key.clone(), offset.clone()));
+                out.push(self.tombstone(&table, old_key.clone(), offset.clone(), new_key_header));
             }
-            let mut create = self.event(&table, "c", None, Some(a), new_key, &source, offset)?;
-            create.record.headers = key_header("__debezium.oldkey", &table, old_key);
-            out.push(create);
+            let old_key_header = self.key_header("__debezium.oldkey", &table, old_key);
+            out.push(self.event(
+                &table,
+                "c",
+                None,
+                Some(a),
+                new_key,
+                &source,
+                offset,
+                old_key_header,
+            )?);
             return Ok(());
         }
         let key_cells = after_cells
@@ -744,9 +769,10 @@ impl Running {
             key.clone(),
             &source,
             offset.clone(),
+            self.headers.clone(),
         )?);
         if tombstone {
-            out.push(self.tombstone(&table, key, offset));
+            out.push(self.tombstone(&table, key, offset, self.headers.clone()));
         }
         Ok(())
     }
@@ -761,6 +787,7 @@ impl Running {
         key: Value,
         source: &SourceValues<'_>,
         offset: SourceMap,
+        headers: Headers,
     ) -> Result<SourceRecord> {
         envelope_record(
             table,
@@ -772,21 +799,34 @@ impl Running {
             key,
             source,
             offset,
+            headers,
         )
     }
 
-    fn tombstone(&self, table: &Table, key: Value, offset: SourceMap) -> SourceRecord {
+    /// A key header (`__debezium.newkey`, `__debezium.oldkey`) before the
+    /// extended headers, as Debezium orders them.
+    fn key_header(&self, name: &str, table: &Table, key: Value) -> Headers {
+        let mut h = Headers::new();
+        // The key was built with this schema: it cannot be refused.
+        let _ = h.add(name, table.key_schema.clone(), key);
+        for header in self.headers.iter() {
+            h.push(header.clone());
+        }
+        h
+    }
+
+    fn tombstone(
+        &self,
+        table: &Table,
+        key: Value,
+        offset: SourceMap,
+        headers: Headers,
+    ) -> SourceRecord {
         let record = Record::new(Arc::clone(&table.topic), None, Value::Null)
-            .with_key(table.key_schema.clone(), key);
+            .with_key(table.key_schema.clone(), key)
+            .with_headers(headers);
         SourceRecord::new(Arc::clone(&self.partition), offset, record)
     }
-}
-
-fn key_header(name: &str, table: &Table, key: Value) -> Headers {
-    let mut h = Headers::new();
-    // The key was built with this schema: it cannot be refused.
-    let _ = h.add(name, table.key_schema.clone(), key);
-    h
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -800,6 +840,7 @@ fn envelope_record(
     key: Value,
     source: &SourceValues<'_>,
     offset: SourceMap,
+    headers: Headers,
 ) -> Result<SourceRecord> {
     let now = chrono::Utc::now();
     let now_us = now.timestamp_micros();
@@ -828,14 +869,17 @@ fn envelope_record(
         Some(table.envelope_schema.clone()),
         Value::Struct(envelope),
     )
-    .with_key(table.key_schema.clone(), key);
+    .with_key(table.key_schema.clone(), key)
+    .with_headers(headers);
     Ok(SourceRecord::new(Arc::clone(partition), offset, record))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn snapshot_record(
     settings: &Settings,
     modes: Modes,
     partition: &Arc<SourceMap>,
+    headers: &Headers,
     snapshot: &Snapshot,
     row: SnapshotRow,
     mark: &'static str,
@@ -849,10 +893,6 @@ fn snapshot_record(
         snapshot: Some(SnapshotMark { last_record: last }),
         ..Position::default()
     };
-    let mark = match mark {
-        "true" if row.first_in_table => "first_in_data_collection",
-        m => m,
-    };
     let source = SourceValues {
         name: &settings.topic_prefix,
         db: &settings.endpoint.dbname,
@@ -860,7 +900,7 @@ fn snapshot_record(
         table: &table.id.table,
         ts_us: snapshot.ts_us,
         snapshot: mark,
-        sequence: None,
+        sequence: Some(sequence(None, snapshot.point)),
         tx_id: snapshot.tx_id,
         lsn: (snapshot.point > 0).then_some(snapshot.point),
     };
@@ -875,6 +915,7 @@ fn snapshot_record(
         key,
         &source,
         position.to_offset(),
+        headers.clone(),
     )
 }
 
@@ -889,11 +930,13 @@ fn heartbeat_record(
         (
             SchemaBuilder::struct_()
                 .name("io.debezium.connector.common.ServerNameKey")
+                .version(1)
                 .field("serverName", Schema::string())
                 .build()
                 .expect("the heartbeat key schema"),
             SchemaBuilder::struct_()
                 .name("io.debezium.connector.common.Heartbeat")
+                .version(1)
                 .field("ts_ms", Schema::int64())
                 .build()
                 .expect("the heartbeat value schema"),
@@ -908,7 +951,8 @@ fn heartbeat_record(
         Some(value_schema.clone()),
         Value::Struct(value),
     )
-    .with_key(Some(key_schema.clone()), Value::Struct(key));
+    .with_key(Some(key_schema.clone()), Value::Struct(key))
+    .with_partition(0);
     SourceRecord::new(Arc::clone(partition), position.to_offset(), record)
 }
 
@@ -935,4 +979,31 @@ fn sequence(lsn_commit: Option<u64>, lsn: u64) -> String {
         Some(c) => format!("[\"{c}\",\"{lsn}\"]"),
         None => format!("[null,\"{lsn}\"]"),
     }
+}
+
+/// Debezium's `extended.headers.enabled` headers: the connector's logical
+/// name, task, kind and a run id fresh at every start.
+fn extended_headers(prefix: &str) -> Headers {
+    let mut h = Headers::new();
+    h.add_string("__debezium.context.connectorLogicalName", prefix)
+        .add_string("__debezium.context.taskId", "0")
+        .add_string("__debezium.context.connectorName", "postgresql")
+        .add_string("__debezium.context.runId", random_uuid());
+    h
+}
+
+/// A random (version 4) UUID in its text form.
+fn random_uuid() -> String {
+    let mut b: [u8; 16] = fastrand::u128(..).to_be_bytes();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
 }

@@ -25,6 +25,8 @@ pub(crate) mod names {
     pub(crate) const UUID: &str = "io.debezium.data.Uuid";
     pub(crate) const JSON: &str = "io.debezium.data.Json";
     pub(crate) const XML: &str = "io.debezium.data.Xml";
+    pub(crate) const TSVECTOR: &str = "io.debezium.data.Tsvector";
+    pub(crate) const LTREE: &str = "io.debezium.data.Ltree";
     pub(crate) const ENUM: &str = "io.debezium.data.Enum";
     pub(crate) const BITS: &str = "io.debezium.data.Bits";
     pub(crate) const VARIABLE_SCALE_DECIMAL: &str = "io.debezium.data.VariableScaleDecimal";
@@ -85,12 +87,15 @@ pub(crate) enum Kind {
     Timestamp {
         micros: bool,
     },
-    TimestampTz,
+    /// TIMESTAMPTZ with its fractional digits (6 unless declared).
+    TimestampTz(u32),
     Interval,
     Uuid,
     Json,
     Xml,
     Enum(String),
+    /// A string under a Debezium semantic name (tsvector, ltree).
+    Named(&'static str),
     /// BIT(1).
     Bit,
     /// BIT(n) / VARBIT: the bits as bytes, little-endian.
@@ -143,7 +148,7 @@ impl Kind {
             1114 => Kind::Timestamp {
                 micros: adaptive && precision().is_none_or(|p| p > 3),
             },
-            1184 => Kind::TimestampTz,
+            1184 => Kind::TimestampTz(precision().unwrap_or(6).min(6)),
             1186 => Kind::Interval,
             2950 => Kind::Uuid,
             114 | 3802 => Kind::Json,
@@ -152,6 +157,8 @@ impl Kind {
             1560 | 1562 => Kind::Bits(precision().unwrap_or(0)),
             600 => Kind::Point,
             _ if ty.name == "hstore" => Kind::Json,
+            3614 => Kind::Named(names::TSVECTOR),
+            _ if ty.name == "ltree" => Kind::Named(names::LTREE),
             // Text types, network addresses, ltree, tsvector, ranges and
             // anything else: PostgreSQL's text.
             _ => Kind::Text,
@@ -220,11 +227,12 @@ impl Kind {
                 SchemaBuilder::int64().name(MICRO_TIMESTAMP).version(1)
             }
             Kind::Timestamp { micros: false } => SchemaBuilder::int64().name(TIMESTAMP).version(1),
-            Kind::TimestampTz => SchemaBuilder::string().name(ZONED_TIMESTAMP).version(1),
-            Kind::Interval => SchemaBuilder::float64().name(MICRO_DURATION).version(1),
+            Kind::TimestampTz(_) => SchemaBuilder::string().name(ZONED_TIMESTAMP).version(1),
+            Kind::Interval => SchemaBuilder::int64().name(MICRO_DURATION).version(1),
             Kind::Uuid => SchemaBuilder::string().name(UUID).version(1),
             Kind::Json => SchemaBuilder::string().name(JSON).version(1),
             Kind::Xml => SchemaBuilder::string().name(XML).version(1),
+            Kind::Named(name) => SchemaBuilder::string().name(*name).version(1),
             Kind::Enum(allowed) => SchemaBuilder::string()
                 .name(ENUM)
                 .version(1)
@@ -266,7 +274,7 @@ impl Kind {
             Kind::Float64 => Value::Float64(s()?.parse().map_err(|_| bad("float8"))?),
             Kind::Boolean => Value::Boolean(text == b"t"),
             Kind::Bit => Value::Boolean(text == b"1"),
-            Kind::Text | Kind::Enum(_) | Kind::Uuid | Kind::Json | Kind::Xml => {
+            Kind::Text | Kind::Enum(_) | Kind::Uuid | Kind::Json | Kind::Xml | Kind::Named(_) => {
                 Value::String(s()?.to_string())
             }
             Kind::Binary => {
@@ -328,6 +336,7 @@ impl Kind {
                             return Ok(Value::Null);
                         }
                         let (unscaled, scale) = parse_decimal(raw).ok_or_else(|| bad("numeric"))?;
+                        let (unscaled, scale) = strip_trailing_zeros(unscaled, scale);
                         let mut st = Struct::new(schema.clone())?;
                         st.put_at_unchecked(0, Value::Int32(scale));
                         st.put_at_unchecked(
@@ -363,10 +372,13 @@ impl Kind {
                     Value::Int64(us)
                 }
             }
-            Kind::TimestampTz => {
-                Value::String(zoned_timestamp(s()?).ok_or_else(|| bad("timestamptz"))?)
+            Kind::TimestampTz(digits) => {
+                Value::String(zoned_timestamp(s()?, *digits).ok_or_else(|| bad("timestamptz"))?)
             }
-            Kind::Interval => Value::Float64(interval_micros(s()?).ok_or_else(|| bad("interval"))?),
+            // Debezium computes in doubles and truncates.
+            Kind::Interval => {
+                Value::Int64(interval_micros(s()?).ok_or_else(|| bad("interval"))? as i64)
+            }
             Kind::Bits(_) => Value::Bytes(Bytes::from(
                 bits_to_bytes(text).ok_or_else(|| bad("bit string"))?,
             )),
@@ -409,6 +421,43 @@ impl Kind {
     }
 }
 
+impl Kind {
+    /// What Debezium puts in a NOT NULL column the database sent no value
+    /// for (a delete's old row under `REPLICA IDENTITY DEFAULT` carries the
+    /// key only): the type's zero.
+    pub(crate) fn fallback(&self, schema: &Schema, modes: Modes) -> Value {
+        let zero_text = |text: &str| {
+            self.parse(text.as_bytes(), schema, modes)
+                .unwrap_or(Value::Null)
+        };
+        match self {
+            Kind::Int16 => Value::Int16(0),
+            Kind::Int32 => Value::Int32(0),
+            Kind::Int64 | Kind::Interval => Value::Int64(0),
+            Kind::Float32 => Value::Float32(0.0),
+            Kind::Float64 => Value::Float64(0.0),
+            Kind::Boolean | Kind::Bit => Value::Boolean(false),
+            Kind::Binary | Kind::Bits(_) => match schema.ty() {
+                connect_api::Type::String => Value::String(String::new()),
+                _ => Value::Bytes(Bytes::new()),
+            },
+            Kind::Decimal { .. } | Kind::VariableDecimal => zero_text("0"),
+            Kind::Date => Value::Int32(0),
+            Kind::Time { .. } | Kind::Timestamp { .. } => match schema.ty() {
+                connect_api::Type::Int32 => Value::Int32(0),
+                _ => Value::Int64(0),
+            },
+            Kind::TimeTz => zero_text("00:00:00+00"),
+            Kind::TimestampTz(_) => zero_text("1970-01-01 00:00:00+00"),
+            Kind::Json => Value::String("{}".into()),
+            Kind::Uuid => Value::String("00000000-0000-0000-0000-000000000000".into()),
+            Kind::Text | Kind::Xml | Kind::Enum(_) | Kind::Named(_) => Value::String(String::new()),
+            Kind::Point => zero_text("(0,0)"),
+            Kind::Array(_) => Value::Array(Vec::new()),
+        }
+    }
+}
+
 fn decode_hex(hex: &[u8]) -> Option<Vec<u8>> {
     if !hex.len().is_multiple_of(2) {
         return None;
@@ -429,6 +478,21 @@ fn parse_decimal(text: &str) -> Option<(BigInt, i32)> {
     }
     let unscaled: BigInt = digits.parse().ok()?;
     Some((unscaled, frac.len() as i32))
+}
+
+/// `1.50` (150, 2) → (15, 1); never below scale 0 (Debezium's
+/// `stripTrailingZeros` with a negative scale raised to 0).
+fn strip_trailing_zeros(mut unscaled: BigInt, mut scale: i32) -> (BigInt, i32) {
+    let zero = BigInt::from(0u32);
+    let ten = BigInt::from(10u32);
+    while scale > 0 && unscaled != zero && (&unscaled % &ten) == zero {
+        unscaled /= &ten;
+        scale -= 1;
+    }
+    if unscaled == zero {
+        scale = 0;
+    }
+    (unscaled, scale)
 }
 
 fn rescale(unscaled: BigInt, from: i32, to: i32) -> Decimal {
@@ -507,18 +571,24 @@ fn split_zone(text: &str) -> Option<(&str, i64)> {
     Some((body, sign * (h * 3600 + m * 60 + s)))
 }
 
-/// Fractional seconds as Java's ISO formatters print them: none when
-/// zero, otherwise 3, 6 or 9 digits.
-fn fraction(nanos: u32) -> String {
+/// Fractional seconds as Java's ISO_OFFSET_TIME prints them: none when
+/// zero, otherwise as many digits as needed.
+fn fraction_trimmed(nanos: u32) -> String {
     if nanos == 0 {
-        String::new()
-    } else if nanos.is_multiple_of(1_000_000) {
-        format!(".{:03}", nanos / 1_000_000)
-    } else if nanos.is_multiple_of(1000) {
-        format!(".{:06}", nanos / 1000)
-    } else {
-        format!(".{nanos:09}")
+        return String::new();
     }
+    let digits = format!("{nanos:09}");
+    format!(".{}", digits.trim_end_matches('0'))
+}
+
+/// Exactly `digits` fractional digits (none for 0), as Debezium prints a
+/// `timestamptz(digits)`.
+fn fraction_fixed(nanos: u32, digits: u32) -> String {
+    if digits == 0 {
+        return String::new();
+    }
+    let all = format!("{nanos:09}");
+    format!(".{}", &all[..digits.min(9) as usize])
 }
 
 /// `10:15:30.5+02` → `08:15:30.5Z` (Debezium's ZonedTime, in UTC).
@@ -533,7 +603,7 @@ fn zoned_time(text: &str) -> Option<String> {
         secs / 3600,
         secs / 60 % 60,
         secs % 60,
-        fraction(nanos)
+        fraction_trimmed(nanos)
     ))
 }
 
@@ -550,10 +620,10 @@ fn split_zone_time(text: &str) -> Option<(&str, i64)> {
 
 /// `2021-01-31 10:15:30.5+00` → `2021-01-31T10:15:30.5Z` (Debezium's
 /// ZonedTimestamp, in UTC).
-fn zoned_timestamp(text: &str) -> Option<String> {
+fn zoned_timestamp(text: &str, digits: u32) -> Option<String> {
     let t = text.trim();
     if t == "infinity" || t == "-infinity" {
-        return None;
+        return Some(t.to_string());
     }
     let (t, bc) = era(t);
     let (body, east) = split_zone(t)?;
@@ -563,13 +633,13 @@ fn zoned_timestamp(text: &str) -> Option<String> {
     Some(format!(
         "{}{}Z",
         dt.format("%Y-%m-%dT%H:%M:%S"),
-        fraction(dt.nanosecond())
+        fraction_fixed(dt.nanosecond(), digits)
     ))
 }
 
 /// An ISO 8601 interval (`IntervalStyle=iso_8601`, e.g.
 /// `P1Y2M3DT4H5M6.5S`) in microseconds, with Debezium's average month
-/// (365.25 / 12 days) and year (365.25 days).
+/// (30.4375 days).
 fn interval_micros(text: &str) -> Option<f64> {
     let t = text.trim().strip_prefix('P')?;
     let (date, time) = t.split_once('T').unwrap_or((t, ""));
@@ -591,8 +661,8 @@ fn interval_micros(text: &str) -> Option<f64> {
     parse(
         date,
         &[
-            ('Y', 365.25 * DAY),
-            ('M', 365.25 / 12.0 * DAY),
+            ('Y', 12.0 * 30.4375 * DAY),
+            ('M', 30.4375 * DAY),
             ('W', 7.0 * DAY),
             ('D', DAY),
         ],
@@ -708,6 +778,15 @@ mod tests {
             panic!()
         };
         assert_eq!(s.get("scale").unwrap().as_i64(), Some(5));
+        let Value::Struct(s) = value(1700, -1, "1.50") else {
+            panic!()
+        };
+        assert_eq!(
+            s.get("scale").unwrap().as_i64(),
+            Some(1),
+            "trailing zeros stripped"
+        );
+        assert_eq!(s.get("value").unwrap().as_bytes(), Some(&[15u8][..]));
         let Value::Decimal(m) = value(790, -1, "-$1,234.50") else {
             panic!()
         };
@@ -730,8 +809,12 @@ mod tests {
         let Value::String(z) = value(1184, -1, "2021-01-31 10:15:30.5+02") else {
             panic!()
         };
-        assert_eq!(z, "2021-01-31T08:15:30.500Z");
+        assert_eq!(z, "2021-01-31T08:15:30.500000Z");
         let Value::String(z) = value(1184, -1, "2021-01-31 10:15:30+00") else {
+            panic!()
+        };
+        assert_eq!(z, "2021-01-31T10:15:30.000000Z");
+        let Value::String(z) = value(1184, 0, "2021-01-31 10:15:30+00") else {
             panic!()
         };
         assert_eq!(z, "2021-01-31T10:15:30Z");
@@ -739,10 +822,14 @@ mod tests {
             panic!()
         };
         assert_eq!(t, "08:15:30.123456Z");
-        let Value::Float64(i) = value(1186, -1, "P1DT2H") else {
+        let Value::Int64(i) = value(1186, -1, "P1DT2H") else {
             panic!()
         };
-        assert_eq!(i, 93_600_000_000.0);
+        assert_eq!(i, 93_600_000_000);
+        let Value::Int64(m) = value(1186, -1, "P1M") else {
+            panic!()
+        };
+        assert_eq!(m, 2_629_800_000_000, "a month is 30.4375 days");
     }
 
     #[test]

@@ -467,7 +467,7 @@ async fn column_types_map_as_debezium_maps_them_in_snapshot_and_stream_alike() {
     assert_eq!(schema_name("jb").as_deref(), Some("io.debezium.data.Json"));
     assert_eq!(
         a.get("tstz").unwrap().as_str(),
-        Some("2024-02-29T11:45:30.500Z")
+        Some("2024-02-29T11:45:30.500000Z")
     );
     assert_eq!(a.get("ts").unwrap().as_i64(), Some(1_709_214_330_500_000));
     assert_eq!(a.get("tm").unwrap().as_i64(), Some(49_530_123_456));
@@ -521,4 +521,83 @@ async fn a_dropped_connection_resumes_after_the_last_event_handed_over_without_r
     got.extend(h.poll_for(Duration::from_millis(500)).await.unwrap());
     assert_eq!(events(&got), ["c:4"], "only the new change, none again");
     h.stop().await.unwrap();
+}
+
+fn header<'a>(r: &'a SourceRecord, name: &str) -> Option<&'a Value> {
+    r.record.headers.last_with_name(name).map(|h| h.value())
+}
+
+#[tokio::test]
+async fn key_changes_deletes_and_full_identity_look_like_debeziums_events() {
+    let test = "key_changes_deletes_and_full_identity";
+    let Some(pg) = Pg::connect(test).await else {
+        return;
+    };
+    let name = "cdc_keys";
+    pg.fresh(
+        name,
+        &format!("CREATE TABLE {name} (id INT PRIMARY KEY, label TEXT NOT NULL, note TEXT)"),
+    )
+    .await;
+    let mut h = harness().await;
+    h.start(pg.config(name, &[("snapshot.mode", "no_data")]))
+        .await
+        .unwrap();
+    pg.exec(&format!(
+        "INSERT INTO {name} VALUES (1, 'one', 'n1'); \
+         UPDATE {name} SET id = 10 WHERE id = 1; \
+         DELETE FROM {name} WHERE id = 10; \
+         INSERT INTO {name} VALUES (2, 'two', NULL); \
+         ALTER TABLE {name} REPLICA IDENTITY FULL; \
+         UPDATE {name} SET note = 'changed' WHERE id = 2"
+    ))
+    .await;
+    let got = h.poll_until(8, DEADLINE).await.unwrap();
+    let ops: Vec<String> = got.iter().map(op).collect();
+    assert_eq!(
+        ops,
+        ["c", "d", "tombstone", "c", "d", "tombstone", "c", "u"]
+    );
+    // The key change: a delete of key 1 naming the new key, its
+    // tombstone, a create of key 10 naming the old one.
+    assert_eq!(id(&got[1]), 1);
+    let new_key = header(&got[1], "__debezium.newkey")
+        .and_then(Value::as_struct)
+        .unwrap();
+    assert_eq!(new_key.get("id").unwrap().as_i64(), Some(10));
+    assert_eq!(id(&got[3]), 10);
+    let old_key = header(&got[3], "__debezium.oldkey")
+        .and_then(Value::as_struct)
+        .unwrap();
+    assert_eq!(old_key.get("id").unwrap().as_i64(), Some(1));
+    // A delete under REPLICA IDENTITY DEFAULT knows the key only: the NOT
+    // NULL column gets its type's zero, the nullable one null.
+    let before = image(&got[4], "before").unwrap();
+    assert_eq!(before.get("id").unwrap().as_i64(), Some(10));
+    assert_eq!(before.get("label").unwrap().as_str(), Some(""));
+    assert!(before.get("note").unwrap().is_null());
+    // FULL identity: the update carries the old row.
+    let before = image(&got[7], "before").unwrap();
+    assert!(before.get("note").unwrap().is_null());
+    assert_eq!(
+        image(&got[7], "after")
+            .unwrap()
+            .get("note")
+            .unwrap()
+            .as_str(),
+        Some("changed")
+    );
+    // Debezium's extended headers on every event and tombstone.
+    for r in &got {
+        assert_eq!(
+            header(r, "__debezium.context.connectorLogicalName").and_then(Value::as_str),
+            Some(name)
+        );
+        assert_eq!(
+            header(r, "__debezium.context.connectorName").and_then(Value::as_str),
+            Some("postgresql")
+        );
+    }
+    h.stop().await.unwrap();
+    pg.drop_slot(name).await;
 }
