@@ -39,6 +39,8 @@ pub(crate) struct CatalogColumn {
     pub not_null: bool,
     /// Position in the primary key (0-based), if part of it.
     pub key_position: Option<usize>,
+    /// The column's default expression, as `pg_get_expr` prints it.
+    pub default: Option<String>,
 }
 
 /// The ordinary and partitioned tables the filters capture, sorted.
@@ -80,7 +82,9 @@ pub(crate) async fn columns(conn: &mut Connection, oid: u32) -> Result<Vec<Catal
            bt.typname, \
            (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_catalog.pg_enum e WHERE e.enumtypid = bt.oid), \
            et.oid, et.typname, \
-           (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_catalog.pg_enum e WHERE e.enumtypid = et.oid) \
+           (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_catalog.pg_enum e WHERE e.enumtypid = et.oid), \
+           (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid) FROM pg_catalog.pg_attrdef d \
+              WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum) \
          FROM pg_catalog.pg_attribute a \
          JOIN pg_catalog.pg_type t ON t.oid = a.atttypid \
          JOIN pg_catalog.pg_type bt ON bt.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END \
@@ -125,5 +129,6 @@ fn column_of(r: &Row) -> Option<CatalogColumn> {
         not_null: r.text(3) == Some("t"),
         // int2vector subscripts start at 0: the position is 0-based.
         key_position: r.text(4).and_then(|p| p.parse::<usize>().ok()),
+        default: r.text(10).map(str::to_string),
     })
 }

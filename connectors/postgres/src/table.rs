@@ -65,8 +65,12 @@ impl Table {
         let mut next = 0;
         for (i, c) in columns.iter().enumerate() {
             let kind = Kind::of(&c.ty, modes);
+            let default = c
+                .default
+                .as_deref()
+                .and_then(|expr| kind.default_value(expr, modes));
             let schema = kind
-                .schema(!c.not_null, modes)
+                .schema_with_default(!c.not_null, default.clone(), modes)
                 .map_err(|e| ConnectError::other(format!("column {id}.{}: {e}", c.name)))?;
             let included = settings.filters.column(&id.schema, &id.table, &c.name);
             if included {
@@ -94,7 +98,15 @@ impl Table {
             for &i in &key_columns {
                 // Key columns are required, as the primary key makes them.
                 let c = &columns[i];
-                key = key.field(c.name.clone(), out[i].kind.schema(false, modes)?);
+                // Debezium puts the column's default on the key field too.
+                let default = c
+                    .default
+                    .as_deref()
+                    .and_then(|expr| out[i].kind.default_value(expr, modes));
+                key = key.field(
+                    c.name.clone(),
+                    out[i].kind.schema_with_default(false, default, modes)?,
+                );
             }
             Some(key.build()?)
         };

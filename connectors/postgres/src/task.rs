@@ -645,6 +645,7 @@ impl Running {
                         },
                         not_null: false,
                         key_position: None,
+                        default: None,
                     })
             })
             .collect();

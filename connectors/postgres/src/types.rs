@@ -167,8 +167,93 @@ impl Kind {
 
     /// The column's Connect schema, Debezium's way.
     pub(crate) fn schema(&self, optional: bool, modes: Modes) -> Result<Schema> {
+        self.schema_with_default(optional, None, modes)
+    }
+
+    /// The column's schema with `default` as its default value.
+    pub(crate) fn schema_with_default(
+        &self,
+        optional: bool,
+        default: Option<Value>,
+        modes: Modes,
+    ) -> Result<Schema> {
         let b = self.builder(modes)?;
-        (if optional { b.optional() } else { b }).build()
+        let b = if optional { b.optional() } else { b };
+        match default {
+            Some(v) => b.default_value(v).build(),
+            None => b.build(),
+        }
+    }
+
+    /// Debezium's schema default for a column whose default expression is
+    /// `expr`: a literal converted like a value; a function call (a serial's
+    /// `nextval(...)`, `now()`) or `CURRENT_TIMESTAMP` as the type's zero;
+    /// nothing for `NULL`, for struct types and for types Debezium leaves
+    /// without defaults.
+    pub(crate) fn default_value(&self, expr: &str, modes: Modes) -> Option<Value> {
+        let with_defaults = matches!(
+            self,
+            Kind::Int16
+                | Kind::Int32
+                | Kind::Int64
+                | Kind::Float32
+                | Kind::Float64
+                | Kind::Boolean
+                | Kind::Bit
+                | Kind::Bits(_)
+                | Kind::Text
+                | Kind::Decimal { money: false, .. }
+                | Kind::Json
+                | Kind::Xml
+                | Kind::Uuid
+                | Kind::Date
+                | Kind::Time { .. }
+                | Kind::Timestamp { .. }
+                | Kind::TimestampTz(_)
+                | Kind::Interval
+                | Kind::Enum(_)
+        );
+        if !with_defaults {
+            return None;
+        }
+        let schema = self.schema(true, modes).ok()?;
+        let e = expr.trim();
+        let lower = e.to_ascii_lowercase();
+        if lower.starts_with("null") {
+            return None;
+        }
+        let function = e.contains('(') && !e.starts_with('(') && !e.starts_with('\'');
+        if function || lower.starts_with("current_") || lower.starts_with("localtime") {
+            let placeholder = match self {
+                Kind::TimestampTz(_) => {
+                    return self.parse(b"1970-01-01 00:00:00+00", &schema, modes).ok()
+                }
+                _ => self.fallback(&schema, modes),
+            };
+            return Some(placeholder);
+        }
+        // 'text'::type, (-1), 42, true
+        let literal = if let Some(rest) = e.strip_prefix('\'') {
+            let end = rest.find("'::").or_else(|| rest.rfind('\''))?;
+            rest[..end].replace("''", "'")
+        } else {
+            let bare = e.trim_start_matches('(').trim_end_matches(')');
+            let bare = bare.split("::").next().unwrap_or(bare).trim();
+            match bare {
+                "true" => "t".to_string(),
+                "false" => "f".to_string(),
+                other => other.to_string(),
+            }
+        };
+        let literal = match self {
+            Kind::Boolean => match literal.as_str() {
+                "true" => "t".to_string(),
+                "false" => "f".to_string(),
+                _ => literal,
+            },
+            _ => literal,
+        };
+        self.parse(literal.as_bytes(), &schema, modes).ok()
     }
 
     fn builder(&self, modes: Modes) -> Result<SchemaBuilder> {
@@ -830,6 +915,37 @@ mod tests {
             panic!()
         };
         assert_eq!(m, 2_629_800_000_000, "a month is 30.4375 days");
+    }
+
+    #[test]
+    fn column_defaults_become_debeziums_schema_defaults() {
+        let default =
+            |oid: u32, expr: &str| Kind::of(&ty(oid, -1), MODES).default_value(expr, MODES);
+        assert!(matches!(
+            default(23, "nextval('t_id_seq'::regclass)"),
+            Some(Value::Int32(0))
+        ));
+        assert!(matches!(default(23, "42"), Some(Value::Int32(42))));
+        assert!(matches!(
+            default(23, "'-1'::integer"),
+            Some(Value::Int32(-1))
+        ));
+        assert!(matches!(default(20, "(-7)"), Some(Value::Int64(-7))));
+        assert!(matches!(default(16, "true"), Some(Value::Boolean(true))));
+        assert!(default(25, "NULL::text").is_none());
+        assert_eq!(default(25, "'it''s'::text").unwrap().as_str(), Some("it's"));
+        assert_eq!(
+            default(1184, "now()").unwrap().as_str(),
+            Some("1970-01-01T00:00:00.000000Z")
+        );
+        assert!(matches!(
+            default(1114, "CURRENT_TIMESTAMP"),
+            Some(Value::Int64(0))
+        ));
+        assert!(
+            default(17, "'\\x00'::bytea").is_none(),
+            "no defaults for bytea"
+        );
     }
 
     #[test]
