@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use connect_runtime::kafka::rdkafka_adapter::RdKafkaCluster;
-use connect_runtime::kafka::{ClientConfig, ConsumerEvent, KafkaCluster, Subscription};
+use connect_runtime::kafka::{
+    ClientConfig, ConsumedRecord, ConsumerEvent, KafkaCluster, Subscription,
+};
 
 /// How long any wait in these tests may take.
 pub(crate) const DEADLINE: Duration = Duration::from_secs(45);
@@ -43,6 +45,27 @@ pub(crate) fn topic_values_until(
     what: &str,
     mut done: impl FnMut(&[String]) -> bool,
 ) -> Vec<String> {
+    let mut values = Vec::new();
+    topic_records_until(bootstrap, topic, what, |records| {
+        values.extend(
+            records
+                .iter()
+                .filter_map(|r| r.value.as_ref())
+                .map(|v| String::from_utf8_lossy(v).into_owned()),
+        );
+        done(&values)
+    });
+    values
+}
+
+/// The records of `topic` from the start (keys, values and headers),
+/// read until `done`, given each new batch, says they are enough.
+pub(crate) fn topic_records_until(
+    bootstrap: &str,
+    topic: &str,
+    what: &str,
+    mut done: impl FnMut(&[ConsumedRecord]) -> bool,
+) -> Vec<ConsumedRecord> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -65,27 +88,24 @@ pub(crate) fn topic_values_until(
         consumer
             .subscribe(&Subscription::Topics(vec![topic.to_string()]))
             .unwrap();
-        let mut values = Vec::new();
+        let mut all = Vec::new();
         let start = Instant::now();
-        while !done(&values) {
+        let mut finished = done(&[]);
+        while !finished {
             assert!(
                 start.elapsed() < DEADLINE,
-                "{} values on {topic} after {DEADLINE:?}, not yet {what}",
-                values.len()
+                "{} records on {topic} after {DEADLINE:?}, not yet {what}",
+                all.len()
             );
             if let Some(ConsumerEvent::Records(records)) =
                 consumer.poll(Duration::from_millis(500)).await.unwrap()
             {
-                values.extend(
-                    records
-                        .into_iter()
-                        .filter_map(|r| r.value)
-                        .map(|v| String::from_utf8_lossy(&v).into_owned()),
-                );
+                finished = done(&records);
+                all.extend(records);
             }
         }
         let _ = consumer.close().await;
-        values
+        all
     })
 }
 
@@ -355,21 +375,38 @@ pub(crate) fn java_project() -> Result<PathBuf, String> {
 /// [`java_project`]) on `props`; its log is `logs/connect.log`, its
 /// stdout and stderr `logs/java.out`.
 pub(crate) fn spawn_java_connect(project: &Path, props: &Path, logs: &Path) -> std::process::Child {
-    let out = std::fs::File::create(logs.join("java.out")).expect("create java.out");
     let classpath = format!(
         "{}:{}/*",
         project.join("target/connect-java.jar").display(),
         project.join("target/lib").display()
     );
-    let log4j = project.join("log4j2.properties");
+    spawn_java_main(
+        &classpath,
+        &project.join("log4j2.properties"),
+        "org.apache.kafka.connect.cli.ConnectDistributed",
+        &[props],
+        logs,
+    )
+}
+
+/// Start the JVM on `classpath` running `main` with `args`, logging with
+/// `log4j` under `logs` (stdout and stderr in `logs/java.out`).
+pub(crate) fn spawn_java_main(
+    classpath: &str,
+    log4j: &Path,
+    main: &str,
+    args: &[&Path],
+    logs: &Path,
+) -> std::process::Child {
+    let out = std::fs::File::create(logs.join("java.out")).expect("create java.out");
     std::process::Command::new("java")
         .args(["-Xms128m", "-Xmx512m"])
         .arg(format!("-Dlog4j2.configurationFile={}", log4j.display()))
         .arg(format!("-Dkafka.logs.dir={}", logs.display()))
         .arg("-cp")
         .arg(classpath)
-        .arg("org.apache.kafka.connect.cli.ConnectDistributed")
-        .arg(props)
+        .arg(main)
+        .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(out.try_clone().expect("clone java.out"))
         .stderr(out)

@@ -165,7 +165,12 @@ impl Table {
     fn cell(&self, column: &Column, cell: &Cell, modes: Modes) -> Result<Value> {
         match cell {
             Cell::Null if column.schema.is_optional() => Ok(Value::Null),
-            Cell::Null => Ok(column.kind.fallback(&column.schema, modes)),
+            // A NOT NULL column without a value: its default, else its
+            // type's zero (Debezium's fallback).
+            Cell::Null => Ok(match column.schema.default_value() {
+                Some(v) => v.clone(),
+                None => column.kind.fallback(&column.schema, modes),
+            }),
             Cell::Text(text) => column
                 .kind
                 .parse(text, &column.schema, modes)

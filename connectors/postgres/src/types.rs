@@ -154,7 +154,8 @@ impl Kind {
             114 | 3802 => Kind::Json,
             142 => Kind::Xml,
             1560 if ty.modifier == 1 => Kind::Bit,
-            1560 | 1562 => Kind::Bits(precision().unwrap_or(0)),
+            // Unbounded VARBIT: Debezium's length is Integer.MAX_VALUE.
+            1560 | 1562 => Kind::Bits(precision().unwrap_or(i32::MAX as u32)),
             600 => Kind::Point,
             _ if ty.name == "hstore" => Kind::Json,
             3614 => Kind::Named(names::TSVECTOR),

@@ -1,0 +1,387 @@
+//! connect-postgres judged event by event against Debezium 3.6.1's
+//! PostgreSQL connector (issue 29, item 6): both capture the same table of
+//! the same real PostgreSQL onto the same real broker, Debezium on Kafka
+//! Connect 4.3.1's Java standalone worker (`tools/debezium-java`), ours on
+//! `connect-standalone`; the same DDL and DML run under both, and every
+//! change event is compared field by field: topic order, keys, values,
+//! schemas and header names.
+//!
+//! Only what must differ is ignored: the prefix each connector was given
+//! (it names the topics, schemas and `source.name`), `source.version`, the
+//! processing times (`ts_ms`, `ts_us`, `ts_ns` of the envelope), the run id
+//! header's value, and for snapshot events the snapshot's own time,
+//! transaction and LSN (each connector takes its own snapshot). Every other
+//! difference fails the test, unless listed in [`KNOWN`] with the reason
+//! the connector's README gives.
+//!
+//! Skips loudly (`SKIPPED`) without the real PostgreSQL and broker; without
+//! Java or Maven too, unless `CONFORMANCE_REQUIRE_JAVA=1` (CI).
+
+mod common;
+mod databases;
+
+use std::path::{Path, PathBuf};
+
+use common::{spawn_java_main, unique_suffix, Standalone};
+use serde_json::Value as Json;
+
+/// Differences known and documented in connectors/postgres/README.md
+/// ("Where this connector differs from Debezium"): (path suffix, reason).
+const KNOWN: &[(&str, &str)] = &[];
+
+/// `tools/debezium-java` built (`mvn -q -B package` when missing or older
+/// than its pom): its directory, or why it cannot be had.
+fn debezium_project() -> Result<PathBuf, String> {
+    let dir = common::repo_file("tools/debezium-java");
+    let ok = |cmd: &str, arg: &str| {
+        std::process::Command::new(cmd)
+            .arg(arg)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !ok("java", "-version") {
+        return Err("`java` is not installed (Java 17+ is needed)".into());
+    }
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let plugin = dir.join("target/plugins/debezium-connector-postgres");
+    let fresh = matches!(
+        (mtime(&plugin), mtime(&dir.join("pom.xml"))),
+        (Some(built), Some(pom)) if built >= pom
+    ) && dir.join("target/lib").is_dir();
+    if fresh {
+        return Ok(dir);
+    }
+    if !ok("mvn", "-v") {
+        return Err("tools/debezium-java is not built and `mvn` is not installed".into());
+    }
+    let out = std::process::Command::new("mvn")
+        .args(["-q", "-B", "package"])
+        .current_dir(&dir)
+        .output()
+        .map_err(|e| format!("cannot run mvn: {e}"))?;
+    if !out.status.success() || !plugin.is_dir() {
+        return Err(format!(
+            "`mvn -q -B package` failed in {}:\n{}{}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(dir)
+}
+
+/// The Java worker, killed on drop.
+struct Java(std::process::Child);
+
+impl Drop for Java {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `host`, `port` and `db` of a `jdbc:postgresql://host:port/db` URL.
+fn pg_parts(url: &str) -> (String, String, String) {
+    let rest = url.trim_start_matches("jdbc:postgresql://");
+    let (hostport, db) = rest.split_once('/').expect("host:port/db");
+    let (host, port) = hostport.split_once(':').expect("host:port");
+    (host.into(), port.into(), db.into())
+}
+
+/// The connector config both connectors get, but for name, prefix and
+/// slot.
+fn connector_properties(pg: &str, table: &str, prefix: &str) -> String {
+    let (host, port, db) = pg_parts(pg);
+    format!(
+        "name={prefix}\n\
+         connector.class=io.debezium.connector.postgresql.PostgresConnector\n\
+         database.hostname={host}\ndatabase.port={port}\ndatabase.user=postgres\n\
+         database.password=unused\ndatabase.dbname={db}\n\
+         topic.prefix={prefix}\nplugin.name=pgoutput\nslot.name={prefix}\n\
+         publication.name={prefix}\npublication.autocreate.mode=filtered\n\
+         table.include.list=public.{table}\n"
+    )
+}
+
+/// The table and what is done to it: about thirty column types, NULLs,
+/// updates of a column and of the key, deletes, a transaction, an
+/// unchanged TOASTed value, REPLICA IDENTITY FULL, a column added.
+fn ddl(table: &str) -> String {
+    format!(
+        "DROP TABLE IF EXISTS {table}; DROP TYPE IF EXISTS {table}_mood; \
+         CREATE TYPE {table}_mood AS ENUM ('sad', 'ok', 'happy'); \
+         CREATE TABLE {table} (id SERIAL PRIMARY KEY, i2 INT2, i4 INT4 NOT NULL DEFAULT 7, i8 INT8, \
+           n NUMERIC(10,2), nv NUMERIC, m MONEY, f4 FLOAT4, f8 FLOAT8, t TEXT, vc VARCHAR(10), \
+           ch CHAR(3), b BYTEA, bo BOOL, d DATE, tm TIME, tm3 TIME(3), ttz TIMETZ, ts TIMESTAMP, \
+           ts3 TIMESTAMP(3), tstz TIMESTAMPTZ, iv INTERVAL, u UUID, j JSON, jb JSONB, ia INT[], \
+           ta TEXT[], e {table}_mood, ip INET, net CIDR, mac MACADDR, p POINT, bit1 BIT(1), \
+           bits BIT(3), vb VARBIT, x XML, big TEXT); \
+         INSERT INTO {table} (i2, i4, i8, n, nv, m, f4, f8, t, vc, ch, b, bo, d, tm, tm3, ttz, ts, ts3, \
+           tstz, iv, u, j, jb, ia, ta, e, ip, net, mac, p, bit1, bits, vb, x, big) VALUES \
+           (-32768, 2147483647, 9223372036854775807, 12345678.91, 3.14159, 12.5, 1.5, -2.25, 'text', \
+            'varchar', 'ab', '\\x00ff10', true, '2024-02-29', '13:45:30.123456', '13:45:30.123', \
+            '13:45:30.5+02', '2024-02-29 13:45:30.123456', '2024-02-29 13:45:30.123', \
+            '2024-02-29 13:45:30.5+02', '1 year 2 mons 3 days 04:05:06.789', \
+            'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{{\"a\": 1}}', '{{\"b\": [1, 2]}}', '{{1,2,NULL}}', \
+            '{{\"x y\",z}}', 'happy', '192.168.0.1', '10.0.0.0/8', '08:00:2b:01:02:03', '(1.5,2.5)', \
+            B'1', B'101', B'10011', '<a>1</a>', 'small'), \
+           (NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+            NULL, NULL, NULL, NULL, NULL)"
+    )
+}
+
+fn dml(table: &str) -> Vec<String> {
+    vec![
+        format!("UPDATE {table} SET t = 'changed', n = 0.5 WHERE id = 1"),
+        format!("INSERT INTO {table} (i4, t, big) VALUES (3, 'third', repeat('x', 10000))"),
+        // The TOASTed `big` is unchanged: DEFAULT identity does not send it.
+        format!("UPDATE {table} SET t = 'toast kept' WHERE id = 3"),
+        format!("UPDATE {table} SET id = 100 WHERE id = 2"),
+        format!(
+            "BEGIN; INSERT INTO {table} (i4, t) VALUES (4, 'in tx'); \
+             UPDATE {table} SET i8 = 42 WHERE id = 1; DELETE FROM {table} WHERE id = 100; COMMIT"
+        ),
+        format!("ALTER TABLE {table} REPLICA IDENTITY FULL"),
+        format!("UPDATE {table} SET vc = 'full' WHERE id = 1"),
+        format!("DELETE FROM {table} WHERE id = 3"),
+        format!("ALTER TABLE {table} ADD COLUMN added INT DEFAULT 5"),
+        format!("INSERT INTO {table} (i4, t, added) VALUES (6, 'after alter', 6)"),
+        format!("TRUNCATE {table}"),
+        format!("INSERT INTO {table} (i4, t) VALUES (7, 'after truncate')"),
+    ]
+}
+
+/// One record as compared: topic-relative position, key, value, header
+/// names (and values but the run id's), all as JSON with the prefix
+/// replaced.
+fn normalize(record: &connect_runtime::kafka::ConsumedRecord, prefix: &str) -> Json {
+    let parse = |b: &Option<connect_api::bytes::Bytes>| match b {
+        None => Json::Null,
+        Some(b) => serde_json::from_slice(b)
+            .unwrap_or_else(|_| Json::String(String::from_utf8_lossy(b).into())),
+    };
+    let mut key = parse(&record.key);
+    let mut value = parse(&record.value);
+    let headers: Vec<Json> = record
+        .headers
+        .iter()
+        .map(|(k, v)| {
+            let v = if k == "__debezium.context.runId" {
+                Json::String("RUN".into())
+            } else {
+                parse(v)
+            };
+            serde_json::json!([k, v])
+        })
+        .collect();
+    let mut headers = Json::Array(headers);
+    for j in [&mut key, &mut value, &mut headers] {
+        replace_prefix(j, prefix);
+    }
+    if let Some(payload) = value.get_mut("payload").and_then(Json::as_object_mut) {
+        for k in ["ts_ms", "ts_us", "ts_ns"] {
+            payload.remove(k);
+        }
+        let snapshot = payload.get("op").and_then(Json::as_str) == Some("r");
+        if let Some(source) = payload.get_mut("source").and_then(Json::as_object_mut) {
+            source.remove("version");
+            if snapshot {
+                for k in ["ts_ms", "ts_us", "ts_ns", "txId", "lsn", "sequence"] {
+                    source.remove(k);
+                }
+            }
+        }
+    }
+    serde_json::json!({"key": key, "value": value, "headers": headers})
+}
+
+/// Every string equal to `prefix` or starting with `prefix.` gets
+/// `PREFIX` instead (topic-derived schema names, source.name, header).
+fn replace_prefix(j: &mut Json, prefix: &str) {
+    match j {
+        Json::String(s) => {
+            if s == prefix {
+                *s = "PREFIX".into();
+            } else if let Some(rest) = s.strip_prefix(&format!("{prefix}.")) {
+                *s = format!("PREFIX.{rest}");
+            }
+        }
+        Json::Array(a) => a.iter_mut().for_each(|v| replace_prefix(v, prefix)),
+        Json::Object(o) => o.values_mut().for_each(|v| replace_prefix(v, prefix)),
+        _ => {}
+    }
+}
+
+/// The paths where `a` and `b` differ, with both values.
+fn differences(path: &str, a: &Json, b: &Json, out: &mut Vec<String>) {
+    match (a, b) {
+        (Json::Object(x), Json::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let null = Json::Null;
+                differences(
+                    &format!("{path}.{k}"),
+                    x.get(k).unwrap_or(&null),
+                    y.get(k).unwrap_or(&null),
+                    out,
+                );
+            }
+        }
+        (Json::Array(x), Json::Array(y)) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                differences(&format!("{path}[{i}]"), p, q, out);
+            }
+        }
+        _ if a == b => {}
+        _ => out.push(format!("{path}: debezium {a} ours {b}")),
+    }
+}
+
+fn known(difference: &str) -> bool {
+    KNOWN.iter().any(|(path, _)| difference.contains(path))
+}
+
+#[test]
+fn every_change_event_matches_debeziums_field_by_field() {
+    let test = "every_change_event_matches_debeziums_field_by_field";
+    let (Some(pg), Some(bootstrap)) = (
+        connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
+        connect_test_support::real_bootstrap(test),
+    ) else {
+        return;
+    };
+    let project = match debezium_project() {
+        Ok(p) => p,
+        Err(why) => {
+            assert!(
+                std::env::var_os("CONFORMANCE_REQUIRE_JAVA").is_none(),
+                "CONFORMANCE_REQUIRE_JAVA is set but Debezium cannot run: {why}"
+            );
+            eprintln!(
+                "SKIPPED {test}: Debezium 3.6.1 on Kafka Connect 4.3.1 is not available: {why}"
+            );
+            return;
+        }
+    };
+    let pg_url = pg.replace("jdbc:postgresql://", "postgres://postgres@");
+    let suffix = unique_suffix("").replace('-', "");
+    let table = format!("conf{suffix}");
+    let (theirs, ours) = (format!("dbzj{suffix}"), format!("dbzr{suffix}"));
+    databases::exec(&pg_url, &ddl(&table));
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Debezium on Kafka Connect 4.3.1's standalone worker.
+    let java_port = common::free_port();
+    let java_props = d.join("java-worker.properties");
+    std::fs::write(
+        &java_props,
+        format!(
+            "bootstrap.servers={bootstrap}\n\
+             key.converter=org.apache.kafka.connect.json.JsonConverter\n\
+             value.converter=org.apache.kafka.connect.json.JsonConverter\n\
+             key.converter.schemas.enable=true\nvalue.converter.schemas.enable=true\n\
+             offset.storage.file.filename={}\noffset.flush.interval.ms=1000\n\
+             listeners=http://127.0.0.1:{java_port}\nplugin.path={}\n",
+            d.join("java.offsets").display(),
+            project.join("target/plugins").display()
+        ),
+    )
+    .unwrap();
+    let java_connector = d.join("debezium.properties");
+    std::fs::write(&java_connector, connector_properties(&pg, &table, &theirs)).unwrap();
+    let logs = d.join("java-logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let java = Java(spawn_java_main(
+        &format!("{}/*", project.join("target/lib").display()),
+        &project.join("log4j2.properties"),
+        "org.apache.kafka.connect.cli.ConnectStandalone",
+        &[&java_props, &java_connector],
+        &logs,
+    ));
+    // Ours on connect-standalone.
+    let ours_dir = d.join("ours");
+    std::fs::create_dir_all(&ours_dir).unwrap();
+    let props = common::worker_config(&ours_dir, Some(&bootstrap));
+    let our_connector = ours_dir.join("ours.properties");
+    std::fs::write(&our_connector, connector_properties(&pg, &table, &ours)).unwrap();
+    let worker = Standalone::start(&ours_dir, &props, &[&our_connector]);
+
+    // Both snapshots (two rows each) before any change.
+    let their_topic = format!("{theirs}.public.{table}");
+    let our_topic = format!("{ours}.public.{table}");
+    for topic in [&their_topic, &our_topic] {
+        let mut n = 0;
+        common::topic_records_until(&bootstrap, topic, "the two snapshot events", |r| {
+            n += r.len();
+            n >= 2
+        });
+    }
+    for statement in dml(&table) {
+        databases::exec(&pg_url, &statement);
+    }
+    // Read ours to its end (the last insert), then as many of Debezium's.
+    let mut our_records = Vec::new();
+    common::topic_records_until(&bootstrap, &our_topic, "the last insert", |r| {
+        our_records.extend(r.iter().cloned());
+        r.iter().any(|x| {
+            x.value
+                .as_ref()
+                .is_some_and(|v| String::from_utf8_lossy(v).contains("after truncate"))
+        })
+    });
+    let mut their_records = Vec::new();
+    let want = our_records.len();
+    let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        common::topic_records_until(&bootstrap, &their_topic, &format!("{want} records"), |r| {
+            their_records.extend(r.iter().cloned());
+            their_records.len() >= want
+        })
+    }));
+    drop(worker);
+    drop(java);
+    let mut report = Vec::new();
+    if got.is_err() || their_records.len() != our_records.len() {
+        report.push(format!(
+            "Debezium wrote {} records, ours {}",
+            their_records.len(),
+            our_records.len()
+        ));
+    }
+    let mut unknown = 0;
+    for (i, (t, o)) in their_records.iter().zip(&our_records).enumerate() {
+        let (t, o) = (normalize(t, &theirs), normalize(o, &ours));
+        let mut diffs = Vec::new();
+        differences(&format!("#{i}"), &t, &o, &mut diffs);
+        for d in diffs {
+            if !known(&d) {
+                unknown += 1;
+            }
+            report.push(d);
+        }
+    }
+    std::fs::write(
+        common::repo_file("target/cdc-conformance.txt"),
+        report.join("\n"),
+    )
+    .ok();
+    for line in report.iter().take(80) {
+        eprintln!("{test}: {line}");
+    }
+    eprintln!(
+        "{test}: {} records each, {} differences ({unknown} not known); full report in target/cdc-conformance.txt",
+        our_records.len(),
+        report.len()
+    );
+    for slot in [&theirs, &ours] {
+        databases::exec_until_done(
+            &pg_url,
+            &format!("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{slot}'"),
+        );
+    }
+    assert_eq!(unknown, 0, "differences from Debezium (see above)");
+    assert_eq!(their_records.len(), our_records.len());
+}
