@@ -385,3 +385,234 @@ fn every_change_event_matches_debeziums_field_by_field() {
     assert_eq!(unknown, 0, "differences from Debezium (see above)");
     assert_eq!(their_records.len(), our_records.len());
 }
+
+/// The connector config as the REST body's `config` object.
+fn config_json(properties: &str) -> Json {
+    let map: serde_json::Map<String, Json> = properties
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), Json::String(v.to_string())))
+        .collect();
+    Json::Object(map)
+}
+
+/// `op:id` of each change event on `topic`, read until `done` holds.
+fn ops_on_topic(
+    bootstrap: &str,
+    topic: &str,
+    what: &str,
+    mut done: impl FnMut(&[String]) -> bool,
+) -> Vec<String> {
+    let mut ops = Vec::new();
+    common::topic_records_until(bootstrap, topic, what, |records| {
+        for r in records {
+            let Some(v) = &r.value else { continue };
+            let v: Json = serde_json::from_slice(v).unwrap_or(Json::Null);
+            let p = &v["payload"];
+            let id = p["after"]["id"]
+                .as_i64()
+                .or(p["before"]["id"].as_i64())
+                .unwrap_or(-1);
+            ops.push(format!("{}:{id}", p["op"].as_str().unwrap_or("?")));
+        }
+        done(&ops)
+    });
+    ops
+}
+
+/// The stored offset of `connector` on the worker at `base`, once it has
+/// streamed past `lsn` (`lsn_proc` at or beyond it).
+fn offsets_past(base: &str, connector: &str, lsn: i64) -> Json {
+    common::wait_for(
+        &format!("{connector}'s offsets past LSN {lsn} on {base}"),
+        || {
+            let (status, body) =
+                common::try_curl(base, "GET", &format!("/connectors/{connector}/offsets"), "")
+                    .ok()?;
+            let offset = body["offsets"].as_array()?.first()?.clone();
+            let proc = offset["offset"]["lsn_proc"].as_i64()?;
+            (status == 200 && proc >= lsn).then_some(body)
+        },
+    )
+}
+
+/// The `source.lsn` of the last change event on `topic` for row `id`.
+fn event_lsn(bootstrap: &str, topic: &str, op_id: &str) -> i64 {
+    let mut lsn = None;
+    common::topic_records_until(bootstrap, topic, op_id, |records| {
+        for r in records {
+            let Some(v) = &r.value else { continue };
+            let v: Json = serde_json::from_slice(v).unwrap_or(Json::Null);
+            let p = &v["payload"];
+            let id = p["after"]["id"]
+                .as_i64()
+                .or(p["before"]["id"].as_i64())
+                .unwrap_or(-1);
+            if format!("{}:{id}", p["op"].as_str().unwrap_or("?")) == op_id {
+                lsn = p["source"]["lsn"].as_i64();
+            }
+        }
+        lsn.is_some()
+    });
+    lsn.unwrap_or_default()
+}
+
+/// Creates `connector` STOPPED on the worker at `base`, gives it
+/// `offsets` (as another worker's GET answered them) and resumes it.
+fn take_over(base: &str, connector: &str, config: &Json, offsets: &Json) {
+    common::wait_for(&format!("the REST API at {base}"), || {
+        common::try_curl(base, "GET", "/", "")
+            .ok()
+            .filter(|(s, _)| *s == 200)
+    });
+    let body = serde_json::json!({"name": connector, "config": config, "initial_state": "STOPPED"});
+    let (status, reply) = common::curl(base, "POST", "/connectors", &body.to_string());
+    assert_eq!(status, 201, "create {connector} stopped: {reply}");
+    let (status, reply) = common::curl(
+        base,
+        "PATCH",
+        &format!("/connectors/{connector}/offsets"),
+        &serde_json::json!({"offsets": offsets["offsets"]}).to_string(),
+    );
+    assert_eq!(status, 200, "PATCH offsets: {reply}");
+    let (status, reply) = common::curl(base, "PUT", &format!("/connectors/{connector}/resume"), "");
+    assert!(status == 202 || status == 204, "resume: {status} {reply}");
+}
+
+/// A connector moves from Debezium to ours and back with its offsets
+/// (GET on one worker, PATCH on the other): each change reaches the topic
+/// once, with no new snapshot.
+#[test]
+fn offsets_hand_over_from_debezium_to_ours_and_back() {
+    let test = "offsets_hand_over_from_debezium_to_ours_and_back";
+    let (Some(pg), Some(bootstrap)) = (
+        connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
+        connect_test_support::real_bootstrap(test),
+    ) else {
+        return;
+    };
+    let project = match debezium_project() {
+        Ok(p) => p,
+        Err(why) => {
+            assert!(
+                std::env::var_os("CONFORMANCE_REQUIRE_JAVA").is_none(),
+                "CONFORMANCE_REQUIRE_JAVA is set but Debezium cannot run: {why}"
+            );
+            eprintln!(
+                "SKIPPED {test}: Debezium 3.6.1 on Kafka Connect 4.3.1 is not available: {why}"
+            );
+            return;
+        }
+    };
+    let pg_url = pg.replace("jdbc:postgresql://", "postgres://postgres@");
+    let suffix = unique_suffix("").replace('-', "");
+    let table = format!("hand{suffix}");
+    let name = format!("hand{suffix}");
+    databases::exec(
+        &pg_url,
+        &format!("CREATE TABLE {table} (id INT PRIMARY KEY, v TEXT); INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"),
+    );
+    let properties = connector_properties(&pg, &table, &name);
+    let config = config_json(&properties);
+    let topic = format!("{name}.public.{table}");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let java_worker = |port: u16, offsets: &str| {
+        let props = d.join(format!("java-{port}.properties"));
+        std::fs::write(
+            &props,
+            format!(
+                "bootstrap.servers={bootstrap}\n\
+                 key.converter=org.apache.kafka.connect.json.JsonConverter\n\
+                 value.converter=org.apache.kafka.connect.json.JsonConverter\n\
+                 offset.storage.file.filename={}\noffset.flush.interval.ms=500\n\
+                 listeners=http://127.0.0.1:{port}\nplugin.path={}\n",
+                d.join(offsets).display(),
+                project.join("target/plugins").display()
+            ),
+        )
+        .unwrap();
+        let logs = d.join(format!("java-logs-{port}"));
+        std::fs::create_dir_all(&logs).unwrap();
+        props
+    };
+
+    // 1. Debezium snapshots and streams; its offsets are read over REST.
+    let port = common::free_port();
+    let props = java_worker(port, "java1.offsets");
+    let connector_file = d.join("debezium.properties");
+    std::fs::write(&connector_file, &properties).unwrap();
+    let java = Java(spawn_java_main(
+        &format!("{}/*", project.join("target/lib").display()),
+        &project.join("log4j2.properties"),
+        "org.apache.kafka.connect.cli.ConnectStandalone",
+        &[&props, &connector_file],
+        &d.join(format!("java-logs-{port}")),
+    ));
+    ops_on_topic(&bootstrap, &topic, "the snapshot", |ops| ops.len() >= 2);
+    databases::exec(&pg_url, &format!("INSERT INTO {table} VALUES (3, 'c')"));
+    let lsn = event_lsn(&bootstrap, &topic, "c:3");
+    let debezium_offsets = offsets_past(&format!("http://127.0.0.1:{port}"), &name, lsn);
+    drop(java);
+    // Changes while no connector runs: the slot keeps them.
+    databases::exec(
+        &pg_url,
+        &format!("INSERT INTO {table} VALUES (4, 'd'); UPDATE {table} SET v = 'B' WHERE id = 2"),
+    );
+
+    // 2. Ours takes over with Debezium's offsets.
+    let ours_dir = d.join("ours");
+    std::fs::create_dir_all(&ours_dir).unwrap();
+    let our_port = common::free_port();
+    let props = common::worker_config(&ours_dir, Some(&bootstrap));
+    let text = std::fs::read_to_string(&props).unwrap().replace(
+        "listeners=http://127.0.0.1:0",
+        &format!("listeners=http://127.0.0.1:{our_port}"),
+    );
+    std::fs::write(&props, text).unwrap();
+    let ours = Standalone::start(&ours_dir, &props, &[]);
+    let our_base = format!("http://127.0.0.1:{our_port}");
+    take_over(&our_base, &name, &config, &debezium_offsets);
+    ops_on_topic(&bootstrap, &topic, "u:2 from ours", |ops| {
+        ops.iter().any(|o| o == "u:2")
+    });
+    databases::exec(&pg_url, &format!("INSERT INTO {table} VALUES (5, 'e')"));
+    let lsn = event_lsn(&bootstrap, &topic, "c:5");
+    let our_offsets = offsets_past(&our_base, &name, lsn);
+    drop(ours);
+    databases::exec(&pg_url, &format!("DELETE FROM {table} WHERE id = 1"));
+
+    // 3. Debezium takes over again with our offsets.
+    let port = common::free_port();
+    let props = java_worker(port, "java2.offsets");
+    let java = Java(spawn_java_main(
+        &format!("{}/*", project.join("target/lib").display()),
+        &project.join("log4j2.properties"),
+        "org.apache.kafka.connect.cli.ConnectStandalone",
+        &[&props],
+        &d.join(format!("java-logs-{port}")),
+    ));
+    take_over(
+        &format!("http://127.0.0.1:{port}"),
+        &name,
+        &config,
+        &our_offsets,
+    );
+    let ops = ops_on_topic(&bootstrap, &topic, "d:1 from Debezium", |ops| {
+        ops.iter().any(|o| o == "d:1")
+    });
+    drop(java);
+    // Nothing more comes: read a moment longer than the tombstone.
+    assert_eq!(
+        ops.iter()
+            .filter(|o| !o.starts_with("?"))
+            .cloned()
+            .collect::<Vec<_>>(),
+        ["r:1", "r:2", "c:3", "c:4", "u:2", "c:5", "d:1"],
+        "each change once, no second snapshot, across Debezium → ours → Debezium"
+    );
+    databases::exec_until_done(
+        &pg_url,
+        &format!("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '{name}'"),
+    );
+}

@@ -117,6 +117,23 @@ pub(crate) fn curl(base: &str, method: &str, path: &str, body: &str) -> (u16, se
 
 /// [`curl`], with an error when the worker cannot be reached (not started
 /// yet, or killed).
+/// The body of a `Transfer-Encoding: chunked` reply (Java's Jetty sends
+/// larger answers so).
+fn dechunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || after.len() < n {
+            break;
+        }
+        out.push_str(&after[..n]);
+        rest = after[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
 pub(crate) fn try_curl(
     base: &str,
     method: &str,
@@ -139,10 +156,19 @@ pub(crate) fn try_curl(
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let payload = reply.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    let (head, payload) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
+    let chunked = head.lines().any(|l| {
+        l.to_ascii_lowercase()
+            .starts_with("transfer-encoding: chunked")
+    });
+    let payload = if chunked {
+        dechunk(payload)
+    } else {
+        payload.to_string()
+    };
     Ok((
         status,
-        serde_json::from_str(payload).unwrap_or(serde_json::Value::Null),
+        serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null),
     ))
 }
 
