@@ -246,7 +246,28 @@ fn known(difference: &str) -> bool {
 
 #[test]
 fn every_change_event_matches_debeziums_field_by_field() {
-    let test = "every_change_event_matches_debeziums_field_by_field";
+    judge(
+        "every_change_event_matches_debeziums_field_by_field",
+        "",
+        false,
+    );
+}
+
+/// The same with transaction metadata (BEGIN/END records and each event's
+/// `transaction` block) and truncate events (`skipped.operations=none`).
+#[test]
+fn transaction_metadata_and_truncates_match_debeziums() {
+    judge(
+        "transaction_metadata_and_truncates_match_debeziums",
+        "provide.transaction.metadata=true\nskipped.operations=none\n",
+        true,
+    );
+}
+
+/// Runs both connectors with the shared config plus `extra` over [`ddl`]
+/// and [`dml`], and fails on any difference that is not [`KNOWN`];
+/// `transactions` compares the transaction topics too.
+fn judge(test: &str, extra: &str, transactions: bool) {
     let (Some(pg), Some(bootstrap)) = (
         connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
         connect_test_support::real_bootstrap(test),
@@ -292,7 +313,11 @@ fn every_change_event_matches_debeziums_field_by_field() {
     )
     .unwrap();
     let java_connector = d.join("debezium.properties");
-    std::fs::write(&java_connector, connector_properties(&pg, &table, &theirs)).unwrap();
+    std::fs::write(
+        &java_connector,
+        connector_properties(&pg, &table, &theirs) + extra,
+    )
+    .unwrap();
     let logs = d.join("java-logs");
     std::fs::create_dir_all(&logs).unwrap();
     let java = Java(spawn_java_main(
@@ -307,15 +332,18 @@ fn every_change_event_matches_debeziums_field_by_field() {
     std::fs::create_dir_all(&ours_dir).unwrap();
     let props = common::worker_config(&ours_dir, Some(&bootstrap));
     let our_connector = ours_dir.join("ours.properties");
-    std::fs::write(&our_connector, connector_properties(&pg, &table, &ours)).unwrap();
+    std::fs::write(
+        &our_connector,
+        connector_properties(&pg, &table, &ours) + extra,
+    )
+    .unwrap();
     let worker = Standalone::start(&ours_dir, &props, &[&our_connector]);
 
     // Both snapshots (two rows each) before any change.
-    let their_topic = format!("{theirs}.public.{table}");
-    let our_topic = format!("{ours}.public.{table}");
-    for topic in [&their_topic, &our_topic] {
+    for prefix in [&theirs, &ours] {
         let mut n = 0;
-        common::topic_records_until(&bootstrap, topic, "the two snapshot events", |r| {
+        let topic = format!("{prefix}.public.{table}");
+        common::topic_records_until(&bootstrap, &topic, "the two snapshot events", |r| {
             n += r.len();
             n >= 2
         });
@@ -323,48 +351,75 @@ fn every_change_event_matches_debeziums_field_by_field() {
     for statement in dml(&table) {
         databases::exec(&pg_url, &statement);
     }
-    // Read ours to its end (the last insert), then as many of Debezium's.
-    let mut our_records = Vec::new();
-    common::topic_records_until(&bootstrap, &our_topic, "the last insert", |r| {
-        our_records.extend(r.iter().cloned());
-        r.iter().any(|x| {
-            x.value
-                .as_ref()
-                .is_some_and(|v| String::from_utf8_lossy(v).contains("after truncate"))
-        })
-    });
-    let mut their_records = Vec::new();
-    let want = our_records.len();
-    let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        common::topic_records_until(&bootstrap, &their_topic, &format!("{want} records"), |r| {
-            their_records.extend(r.iter().cloned());
-            their_records.len() >= want
-        })
-    }));
-    drop(worker);
-    drop(java);
+    // Ours to its end (the last insert, then that transaction's END),
+    // then as many of Debezium's.
+    let table_topic = format!("public.{table}");
+    let mut compared: Vec<(String, String)> =
+        vec![(table_topic.clone(), "\"after truncate\"".to_string())];
     let mut report = Vec::new();
-    if got.is_err() || their_records.len() != our_records.len() {
-        report.push(format!(
-            "Debezium wrote {} records, ours {}",
-            their_records.len(),
-            our_records.len()
-        ));
-    }
     let mut unknown = 0;
-    for (i, (t, o)) in their_records.iter().zip(&our_records).enumerate() {
-        let (t, o) = (normalize(t, &theirs), normalize(o, &ours));
-        let mut diffs = Vec::new();
-        differences(&format!("#{i}"), &t, &o, &mut diffs);
-        for d in diffs {
-            if !known(&d) {
-                unknown += 1;
+    let mut counted = 0;
+    let mut i = 0;
+    while i < compared.len() {
+        let (topic, marker) = compared[i].clone();
+        i += 1;
+        let mut our_records = Vec::new();
+        common::topic_records_until(&bootstrap, &format!("{ours}.{topic}"), &marker, |r| {
+            our_records.extend(r.iter().cloned());
+            r.iter().any(|x| {
+                x.value
+                    .as_ref()
+                    .is_some_and(|v| String::from_utf8_lossy(v).contains(&marker))
+            })
+        });
+        if transactions && topic == table_topic {
+            // The last event's transaction ends the transaction topic.
+            let last: Json = our_records
+                .iter()
+                .rev()
+                .find_map(|r| serde_json::from_slice(r.value.as_ref()?).ok())
+                .unwrap_or(Json::Null);
+            let tx = last["payload"]["source"]["txId"].as_i64().unwrap_or(-1);
+            compared.push(("transaction".into(), format!("\"id\":\"{tx}:")));
+        }
+        let mut their_records = Vec::new();
+        let want = our_records.len();
+        let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            common::topic_records_until(
+                &bootstrap,
+                &format!("{theirs}.{topic}"),
+                &format!("{want} records"),
+                |r| {
+                    their_records.extend(r.iter().cloned());
+                    their_records.len() >= want
+                },
+            )
+        }));
+        if got.is_err() || their_records.len() != our_records.len() {
+            unknown += 1;
+            report.push(format!(
+                "{topic}: Debezium wrote {} records, ours {}",
+                their_records.len(),
+                our_records.len()
+            ));
+        }
+        counted += our_records.len();
+        for (n, (t, o)) in their_records.iter().zip(&our_records).enumerate() {
+            let (t, o) = (normalize(t, &theirs), normalize(o, &ours));
+            let mut diffs = Vec::new();
+            differences(&format!("{topic}#{n}"), &t, &o, &mut diffs);
+            for d in diffs {
+                if !known(&d) {
+                    unknown += 1;
+                }
+                report.push(d);
             }
-            report.push(d);
         }
     }
+    drop(worker);
+    drop(java);
     std::fs::write(
-        common::repo_file("target/cdc-conformance.txt"),
+        common::repo_file(&format!("target/{test}.txt")),
         report.join("\n"),
     )
     .ok();
@@ -372,8 +427,7 @@ fn every_change_event_matches_debeziums_field_by_field() {
         eprintln!("{test}: {line}");
     }
     eprintln!(
-        "{test}: {} records each, {} differences ({unknown} not known); full report in target/cdc-conformance.txt",
-        our_records.len(),
+        "{test}: {counted} records compared, {} differences ({unknown} not known); full report in target/{test}.txt",
         report.len()
     );
     for slot in [&theirs, &ours] {
@@ -383,7 +437,6 @@ fn every_change_event_matches_debeziums_field_by_field() {
         );
     }
     assert_eq!(unknown, 0, "differences from Debezium (see above)");
-    assert_eq!(their_records.len(), our_records.len());
 }
 
 /// The connector config as the REST body's `config` object.

@@ -74,6 +74,14 @@ pub const MAX_QUEUE_SIZE: &str = "max.queue.size";
 pub const POLL_INTERVAL_MS: &str = "poll.interval.ms";
 /// `status.update.interval.ms`: how often the slot hears from us.
 pub const STATUS_UPDATE_INTERVAL_MS: &str = "status.update.interval.ms";
+/// `provide.transaction.metadata`: BEGIN/END records and a `transaction`
+/// block in each event.
+pub const PROVIDE_TRANSACTION_METADATA: &str = "provide.transaction.metadata";
+/// `topic.transaction`: the transaction topic's suffix.
+pub const TOPIC_TRANSACTION: &str = "topic.transaction";
+/// `skipped.operations`: `c`, `u`, `d`, `t` not to emit (`none` for
+/// none); `t` by default.
+pub const SKIPPED_OPERATIONS: &str = "skipped.operations";
 /// `snapshot.fetch.size` (accepted; rows stream without a cursor).
 pub const SNAPSHOT_FETCH_SIZE: &str = "snapshot.fetch.size";
 
@@ -298,6 +306,25 @@ pub(crate) fn definition() -> ConfigDef {
                 .doc("How often the connector tells the server its position (keeps the connection alive)."),
         )
         .define(
+            ConfigKey::new(PROVIDE_TRANSACTION_METADATA, ConfigType::Boolean)
+                .default(false)
+                .importance(Importance::Low)
+                .doc("Emit BEGIN and END records per transaction on <prefix>.<topic.transaction> and a transaction block (id, total_order, data_collection_order) in each change event."),
+        )
+        .define(
+            ConfigKey::new(TOPIC_TRANSACTION, ConfigType::String)
+                .default("transaction")
+                .importance(Importance::Low)
+                .doc("The suffix of the transaction metadata topic."),
+        )
+        .define(
+            ConfigKey::new(SKIPPED_OPERATIONS, ConfigType::List)
+                .default(vec!["t".to_string()])
+                .validator(connect_api::config::validators::ValidList::of(["c", "u", "d", "t", "none"]))
+                .importance(Importance::Low)
+                .doc("Operations not to emit: c (inserts), u (updates), d (deletes), t (truncates), or none."),
+        )
+        .define(
             ConfigKey::new(SNAPSHOT_FETCH_SIZE, ConfigType::Int)
                 .optional()
                 .importance(Importance::Low)
@@ -307,7 +334,7 @@ pub(crate) fn definition() -> ConfigDef {
 
 fn list_key(name: &str, doc: &str) -> ConfigKey {
     ConfigKey::new(name, ConfigType::List)
-        .default("")
+        .default(Vec::<String>::new())
         .importance(Importance::Medium)
         .doc(doc)
 }
@@ -393,6 +420,12 @@ pub(crate) struct Settings {
     pub max_queue_size: usize,
     pub poll_interval: Duration,
     pub status_interval: Duration,
+    /// `provide.transaction.metadata`.
+    pub transaction_metadata: bool,
+    /// `<prefix>.<topic.transaction>`.
+    pub transaction_topic: std::sync::Arc<str>,
+    /// The operations not emitted (`c`, `u`, `d`, `t`).
+    pub skipped: Vec<char>,
 }
 
 fn lower(parsed: &ParsedConfig, key: &str) -> Result<String> {
@@ -473,6 +506,15 @@ impl Settings {
             _ => BinaryHandling::Bytes,
         };
         let heartbeat_ms = parsed.int(HEARTBEAT_INTERVAL_MS)?;
+        let skipped: Vec<char> = parsed
+            .get_list(SKIPPED_OPERATIONS)
+            .unwrap_or(&[])
+            .iter()
+            .filter(|o| o.trim() != "none")
+            .filter_map(|o| o.trim().chars().next())
+            .collect();
+        let transaction_topic =
+            format!("{topic_prefix}.{}", parsed.string(TOPIC_TRANSACTION)?).into();
         Ok(Settings {
             heartbeat_topic: format!("{}.{topic_prefix}", parsed.string(TOPIC_HEARTBEAT_PREFIX)?),
             endpoint,
@@ -499,6 +541,9 @@ impl Settings {
             max_batch_size: parsed.int(MAX_BATCH_SIZE)?.max(1) as usize,
             max_queue_size: parsed.int(MAX_QUEUE_SIZE)?.max(1) as usize,
             poll_interval: Duration::from_millis(parsed.long(POLL_INTERVAL_MS)?.max(1) as u64),
+            transaction_metadata: parsed.boolean(PROVIDE_TRANSACTION_METADATA)?,
+            transaction_topic,
+            skipped,
             status_interval: Duration::from_millis(
                 parsed.int(STATUS_UPDATE_INTERVAL_MS)?.max(1) as u64
             ),
@@ -529,6 +574,7 @@ mod tests {
         assert!(s.tombstones_on_delete);
         assert_eq!(s.heartbeat_interval, None);
         assert_eq!(s.heartbeat_topic, "__debezium-heartbeat.dbz");
+        assert_eq!(s.skipped, ['t'], "truncates are skipped by default");
         assert_eq!(s.endpoint.port, 5432);
     }
 

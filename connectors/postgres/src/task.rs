@@ -25,6 +25,7 @@ use crate::snapshot::{Snapshot, SnapshotRow};
 use crate::source_info::SourceValues;
 use crate::stream::{Progress, Replication};
 use crate::table::{Cell, Table};
+use crate::transactions;
 use crate::types::{Modes, PgType};
 use crate::wire::{format_lsn, Connection, PG_EPOCH_OFFSET_MICROS};
 
@@ -62,6 +63,8 @@ struct Txn {
     xid: u32,
     commit_lsn: u64,
     ts_us: i64,
+    /// Events so far (transaction metadata).
+    counts: transactions::Counts,
 }
 
 struct Running {
@@ -538,11 +541,33 @@ impl Running {
                 timestamp,
                 xid,
             } => {
-                self.txn = Some(Txn {
+                let txn = Txn {
                     xid,
                     commit_lsn: final_lsn,
                     ts_us: micros_from_pg(timestamp),
-                });
+                    counts: transactions::Counts::default(),
+                };
+                if self.settings.transaction_metadata {
+                    let mut offset = Position {
+                        lsn,
+                        tx_id: Some(i64::from(xid)),
+                        ts_usec: txn.ts_us,
+                        message_type: Some("BEGIN"),
+                        snapshot: None,
+                        ..self.position.clone()
+                    }
+                    .to_offset();
+                    transactions::offset_keys(&mut offset, xid, &txn.counts);
+                    out.push(transactions::record(
+                        &self.settings.transaction_topic,
+                        &self.partition,
+                        offset,
+                        transactions::id(xid, lsn),
+                        txn.ts_us.div_euclid(1000),
+                        None,
+                    ));
+                }
+                self.txn = Some(txn);
             }
             LogicalReplicationMessage::Commit { end_lsn, .. } => {
                 // The commit message's LSN is its end LSN.
@@ -557,6 +582,16 @@ impl Running {
                         message_type: Some("COMMIT"),
                         snapshot: None,
                     };
+                    if self.settings.transaction_metadata {
+                        out.push(transactions::record(
+                            &self.settings.transaction_topic,
+                            &self.partition,
+                            self.position.to_offset(),
+                            transactions::id(txn.xid, lsn),
+                            txn.ts_us.div_euclid(1000),
+                            Some(&txn.counts),
+                        ));
+                    }
                 }
                 self.last_commit = Some(lsn);
             }
@@ -605,9 +640,14 @@ impl Running {
             } => {
                 self.change(lsn, relation_id, "d", Some(&old_tuple), None, out)?;
             }
-            // Truncates are skipped, as Debezium's default
-            // `skipped.operations=t` does; types, origins and logical
-            // messages carry no row change.
+            // Debezium's default `skipped.operations=t` leaves truncates
+            // out.
+            LogicalReplicationMessage::Truncate { relation_ids, .. } => {
+                for relation_id in relation_ids {
+                    self.change(lsn, relation_id, "t", None, None, out)?;
+                }
+            }
+            // Types, origins and logical messages carry no row change.
             _ => {}
         }
         Ok(())
@@ -661,14 +701,22 @@ impl Running {
         after: Option<&TupleData>,
         out: &mut Vec<SourceRecord>,
     ) -> Result<()> {
+        if self
+            .settings
+            .skipped
+            .contains(&op.chars().next().unwrap_or('?'))
+        {
+            return Ok(());
+        }
         let Some(txn) = &self.txn else {
             return Err(ConnectError::other(format!(
                 "a change at {} arrived outside a transaction",
                 format_lsn(lsn)
             )));
         };
+        let (xid, commit_lsn, ts_us) = (txn.xid, txn.commit_lsn, txn.ts_us);
         if let Some(resume) = &mut self.resume {
-            match resume.skips(txn.commit_lsn, lsn) {
+            match resume.skips(commit_lsn, lsn) {
                 Some(true) => return Ok(()),
                 Some(false) => {}
                 None => self.resume = None,
@@ -687,32 +735,20 @@ impl Running {
         let message_type = match op {
             "c" => "INSERT",
             "u" => "UPDATE",
+            "t" => "TRUNCATE",
             _ => "DELETE",
         };
         self.position = Position {
             lsn,
             lsn_proc: Some(lsn),
             lsn_commit: self.last_commit,
-            tx_id: Some(i64::from(txn.xid)),
-            ts_usec: txn.ts_us,
+            tx_id: Some(i64::from(xid)),
+            ts_usec: ts_us,
             message_type: Some(message_type),
             snapshot: None,
         };
-        let source = SourceValues {
-            name: &self.settings.topic_prefix,
-            db: &self.settings.endpoint.dbname,
-            schema: &table.id.schema,
-            table: &table.id.table,
-            ts_us: txn.ts_us,
-            snapshot: "false",
-            sequence: Some(sequence(self.last_commit, lsn)),
-            tx_id: Some(i64::from(txn.xid)),
-            lsn: Some(lsn),
-        };
         let before_cells = before.map(cells);
         let after_cells = after.map(cells);
-        let offset = self.position.to_offset();
-        let modes = self.modes;
         let key_changed = match (&before_cells, &after_cells) {
             (Some(b), Some(a)) if table.key_schema.is_some() => table
                 .key_columns
@@ -720,6 +756,34 @@ impl Running {
                 .any(|&i| matches!((b.get(i), a.get(i)), (Some(Cell::Text(x)), Some(Cell::Text(y))) if x != y)),
             _ => false,
         };
+        let mut offset = self.position.to_offset();
+        // A key change is two events (a delete and a create).
+        let mut blocks = Vec::new();
+        if let (true, Some(txn)) = (self.settings.transaction_metadata, self.txn.as_mut()) {
+            let name = table.id.to_string();
+            for _ in 0..if key_changed { 2 } else { 1 } {
+                let (total, per_table) = txn.counts.next(&name);
+                blocks.push(transactions::block(
+                    transactions::id(xid, lsn),
+                    total,
+                    per_table,
+                ));
+            }
+            transactions::offset_keys(&mut offset, xid, &txn.counts);
+        }
+        let mut blocks = blocks.into_iter();
+        let source = SourceValues {
+            name: &self.settings.topic_prefix,
+            db: &self.settings.endpoint.dbname,
+            schema: &table.id.schema,
+            table: &table.id.table,
+            ts_us,
+            snapshot: "false",
+            sequence: Some(sequence(self.last_commit, lsn)),
+            tx_id: Some(i64::from(xid)),
+            lsn: Some(lsn),
+        };
+        let modes = self.modes;
         if key_changed {
             // Debezium: a delete of the old key (and its tombstone), then
             // a create under the new one.
@@ -739,6 +803,7 @@ impl Running {
                 &source,
                 offset.clone(),
                 new_key_header.clone(),
+                blocks.next().unwrap_or(Value::Null),
             )?);
             if self.settings.tombstones_on_delete {
                 out.push(self.tombstone(&table, old_key.clone(), offset.clone(), new_key_header));
@@ -753,7 +818,25 @@ impl Running {
                 &source,
                 offset,
                 old_key_header,
+                blocks.next().unwrap_or(Value::Null),
             )?);
+            return Ok(());
+        }
+        if op == "t" {
+            // A truncate: no key, no row, no tombstone.
+            let mut record = self.event(
+                &table,
+                op,
+                None,
+                None,
+                Value::Null,
+                &source,
+                offset,
+                self.headers.clone(),
+                blocks.next().unwrap_or(Value::Null),
+            )?;
+            record.record.key_schema = None;
+            out.push(record);
             return Ok(());
         }
         let key_cells = after_cells
@@ -771,6 +854,7 @@ impl Running {
             &source,
             offset.clone(),
             self.headers.clone(),
+            blocks.next().unwrap_or(Value::Null),
         )?);
         if tombstone {
             out.push(self.tombstone(&table, key, offset, self.headers.clone()));
@@ -789,6 +873,7 @@ impl Running {
         source: &SourceValues<'_>,
         offset: SourceMap,
         headers: Headers,
+        transaction: Value,
     ) -> Result<SourceRecord> {
         envelope_record(
             table,
@@ -801,6 +886,7 @@ impl Running {
             source,
             offset,
             headers,
+            transaction,
         )
     }
 
@@ -842,6 +928,7 @@ fn envelope_record(
     source: &SourceValues<'_>,
     offset: SourceMap,
     headers: Headers,
+    transaction: Value,
 ) -> Result<SourceRecord> {
     let now = chrono::Utc::now();
     let now_us = now.timestamp_micros();
@@ -855,7 +942,7 @@ fn envelope_record(
             None => Value::Null,
         },
         Value::Struct(source.to_struct()),
-        Value::Null,
+        transaction,
         Value::String(op.into()),
         Value::Int64(now_us.div_euclid(1000)),
         Value::Int64(now_us),
@@ -917,6 +1004,7 @@ fn snapshot_record(
         &source,
         position.to_offset(),
         headers.clone(),
+        Value::Null,
     )
 }
 
