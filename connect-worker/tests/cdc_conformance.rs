@@ -82,6 +82,45 @@ impl Drop for Java {
     }
 }
 
+/// Debezium's worker: Kafka Connect 4.3.1's standalone worker from
+/// `project` on `bootstrap`, REST on `port`, offsets in `dir/<offsets>`,
+/// running the connector files given (none: create them over REST).
+fn start_debezium(
+    project: &Path,
+    dir: &Path,
+    bootstrap: &str,
+    port: u16,
+    offsets: &str,
+    connectors: &[&Path],
+) -> Java {
+    let props = dir.join(format!("java-{port}.properties"));
+    std::fs::write(
+        &props,
+        format!(
+            "bootstrap.servers={bootstrap}\n\
+             key.converter=org.apache.kafka.connect.json.JsonConverter\n\
+             value.converter=org.apache.kafka.connect.json.JsonConverter\n\
+             key.converter.schemas.enable=true\nvalue.converter.schemas.enable=true\n\
+             offset.storage.file.filename={}\noffset.flush.interval.ms=500\n\
+             listeners=http://127.0.0.1:{port}\nplugin.path={}\n",
+            dir.join(offsets).display(),
+            project.join("target/plugins").display()
+        ),
+    )
+    .unwrap();
+    let logs = dir.join(format!("java-logs-{port}"));
+    std::fs::create_dir_all(&logs).unwrap();
+    let mut args: Vec<&Path> = vec![&props];
+    args.extend_from_slice(connectors);
+    Java(spawn_java_main(
+        &format!("{}/*", project.join("target/lib").display()),
+        &project.join("log4j2.properties"),
+        "org.apache.kafka.connect.cli.ConnectStandalone",
+        &args,
+        &logs,
+    ))
+}
+
 /// `host`, `port` and `db` of a `jdbc:postgresql://host:port/db` URL.
 fn pg_parts(url: &str) -> (String, String, String) {
     let rest = url.trim_start_matches("jdbc:postgresql://");
@@ -296,37 +335,20 @@ fn judge(test: &str, extra: &str, transactions: bool) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // Debezium on Kafka Connect 4.3.1's standalone worker.
-    let java_port = common::free_port();
-    let java_props = d.join("java-worker.properties");
-    std::fs::write(
-        &java_props,
-        format!(
-            "bootstrap.servers={bootstrap}\n\
-             key.converter=org.apache.kafka.connect.json.JsonConverter\n\
-             value.converter=org.apache.kafka.connect.json.JsonConverter\n\
-             key.converter.schemas.enable=true\nvalue.converter.schemas.enable=true\n\
-             offset.storage.file.filename={}\noffset.flush.interval.ms=1000\n\
-             listeners=http://127.0.0.1:{java_port}\nplugin.path={}\n",
-            d.join("java.offsets").display(),
-            project.join("target/plugins").display()
-        ),
-    )
-    .unwrap();
     let java_connector = d.join("debezium.properties");
     std::fs::write(
         &java_connector,
         connector_properties(&pg, &table, &theirs) + extra,
     )
     .unwrap();
-    let logs = d.join("java-logs");
-    std::fs::create_dir_all(&logs).unwrap();
-    let java = Java(spawn_java_main(
-        &format!("{}/*", project.join("target/lib").display()),
-        &project.join("log4j2.properties"),
-        "org.apache.kafka.connect.cli.ConnectStandalone",
-        &[&java_props, &java_connector],
-        &logs,
-    ));
+    let java = start_debezium(
+        &project,
+        d,
+        &bootstrap,
+        common::free_port(),
+        "java.offsets",
+        &[&java_connector],
+    );
     // Ours on connect-standalone.
     let ours_dir = d.join("ours");
     std::fs::create_dir_all(&ours_dir).unwrap();
@@ -570,38 +592,18 @@ fn offsets_hand_over_from_debezium_to_ours_and_back() {
     let topic = format!("{name}.public.{table}");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let java_worker = |port: u16, offsets: &str| {
-        let props = d.join(format!("java-{port}.properties"));
-        std::fs::write(
-            &props,
-            format!(
-                "bootstrap.servers={bootstrap}\n\
-                 key.converter=org.apache.kafka.connect.json.JsonConverter\n\
-                 value.converter=org.apache.kafka.connect.json.JsonConverter\n\
-                 offset.storage.file.filename={}\noffset.flush.interval.ms=500\n\
-                 listeners=http://127.0.0.1:{port}\nplugin.path={}\n",
-                d.join(offsets).display(),
-                project.join("target/plugins").display()
-            ),
-        )
-        .unwrap();
-        let logs = d.join(format!("java-logs-{port}"));
-        std::fs::create_dir_all(&logs).unwrap();
-        props
-    };
-
     // 1. Debezium snapshots and streams; its offsets are read over REST.
     let port = common::free_port();
-    let props = java_worker(port, "java1.offsets");
     let connector_file = d.join("debezium.properties");
     std::fs::write(&connector_file, &properties).unwrap();
-    let java = Java(spawn_java_main(
-        &format!("{}/*", project.join("target/lib").display()),
-        &project.join("log4j2.properties"),
-        "org.apache.kafka.connect.cli.ConnectStandalone",
-        &[&props, &connector_file],
-        &d.join(format!("java-logs-{port}")),
-    ));
+    let java = start_debezium(
+        &project,
+        d,
+        &bootstrap,
+        port,
+        "java1.offsets",
+        &[&connector_file],
+    );
     ops_on_topic(&bootstrap, &topic, "the snapshot", |ops| ops.len() >= 2);
     databases::exec(&pg_url, &format!("INSERT INTO {table} VALUES (3, 'c')"));
     let lsn = event_lsn(&bootstrap, &topic, "c:3");
@@ -637,14 +639,7 @@ fn offsets_hand_over_from_debezium_to_ours_and_back() {
 
     // 3. Debezium takes over again with our offsets.
     let port = common::free_port();
-    let props = java_worker(port, "java2.offsets");
-    let java = Java(spawn_java_main(
-        &format!("{}/*", project.join("target/lib").display()),
-        &project.join("log4j2.properties"),
-        "org.apache.kafka.connect.cli.ConnectStandalone",
-        &[&props],
-        &d.join(format!("java-logs-{port}")),
-    ));
+    let java = start_debezium(&project, d, &bootstrap, port, "java2.offsets", &[]);
     take_over(
         &format!("http://127.0.0.1:{port}"),
         &name,

@@ -11,7 +11,7 @@ mod common;
 mod databases;
 
 use common::{unique_suffix, Standalone};
-use databases::{exec, exec_until_done, texts, PrivateDatabases};
+use databases::{exec, exec_until_done, texts, PrivateDatabases, Writer};
 
 /// `host`, `port` and `db` of a `jdbc:postgresql://host:port/db` URL.
 fn pg_parts(url: &str) -> (String, String, String) {
@@ -250,42 +250,16 @@ fn postgres_crash_worker_kill_9_and_broker_restart_lose_no_change() {
     let props = common::worker_config(d, Some(&bootstrap));
     let source = cdc_properties(d, &dbs.postgres, &table, &[]);
     const ROWS: i64 = 600;
-    let progress = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0));
-    let writer = {
-        let (pg_url, table, progress) = (pg_url.clone(), table.clone(), progress.clone());
-        std::thread::spawn(move || {
-            for start in (1..=ROWS).step_by(20) {
-                let values: Vec<String> = (start..start + 20)
-                    .map(|i| format!("({i}, 'c{i}')"))
-                    .collect();
-                exec_until_done(
-                    &pg_url,
-                    &format!("INSERT INTO {table} VALUES {}", values.join(", ")),
-                );
-                progress.store(start + 19, std::sync::atomic::Ordering::SeqCst);
-                std::thread::sleep(std::time::Duration::from_millis(40));
-            }
-        })
-    };
-    let wait_rows = |n: i64| {
-        let start = std::time::Instant::now();
-        while progress.load(std::sync::atomic::Ordering::SeqCst) < n {
-            assert!(
-                start.elapsed() < common::DEADLINE * 2,
-                "the writer never reached row {n}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    };
+    let writer = Writer::start(&pg_url, &table, ROWS, std::time::Duration::from_millis(40));
     let worker = Standalone::start(d, &props, &[&source]);
-    wait_rows(150);
+    writer.wait_rows(150);
     dbs.crash("postgres");
-    wait_rows(300);
+    writer.wait_rows(300);
     drop(worker); // SIGKILL
     let _worker = Standalone::start(d, &props, &[&source]);
-    wait_rows(450);
+    writer.wait_rows(450);
     broker.restart();
-    writer.join().unwrap();
+    writer.join();
     let topic = format!("{table}.public.{table}");
     let (ids, twice) = ids_on_topic(&bootstrap, &topic, ROWS);
     assert_eq!(

@@ -10,7 +10,7 @@ mod common;
 mod databases;
 
 use common::{repo_file, unique_suffix, worker_config, Standalone};
-use databases::{exec, exec_until_done, texts, wait_equal, PrivateDatabases};
+use databases::{exec, texts, wait_equal, PrivateDatabases, Writer};
 
 /// `connect-standalone` running the JDBC pair copied to `dir`.
 fn start_worker(dir: &Path, props: &Path) -> Standalone {
@@ -426,39 +426,13 @@ fn both_databases_crashing_under_load_end_with_equal_tables() {
         &[],
     );
     const ROWS: i64 = 600;
-    let progress = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0));
-    let writer = {
-        let (pg_url, table, progress) = (pg_url.clone(), table.clone(), progress.clone());
-        std::thread::spawn(move || {
-            for start in (1..=ROWS).step_by(20) {
-                let values: Vec<String> = (start..start + 20)
-                    .map(|i| format!("({i}, 'c{i}')"))
-                    .collect();
-                exec_until_done(
-                    &pg_url,
-                    &format!("INSERT INTO {table} VALUES {}", values.join(", ")),
-                );
-                progress.store(start + 19, std::sync::atomic::Ordering::SeqCst);
-                std::thread::sleep(std::time::Duration::from_millis(40));
-            }
-        })
-    };
+    let writer = Writer::start(&pg_url, &table, ROWS, std::time::Duration::from_millis(40));
     let _worker = start_worker(d, &props);
-    let wait_rows = |n: i64| {
-        let start = std::time::Instant::now();
-        while progress.load(std::sync::atomic::Ordering::SeqCst) < n {
-            assert!(
-                start.elapsed() < common::DEADLINE * 2,
-                "the writer never reached row {n}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    };
-    wait_rows(200);
+    writer.wait_rows(200);
     dbs.crash("postgres");
-    wait_rows(400);
+    writer.wait_rows(400);
     dbs.crash("mariadb");
-    writer.join().unwrap();
+    writer.join();
     let all = format!("SELECT CAST(id AS CHAR(20)), customer FROM {table}");
     let rows = wait_equal(
         &pg_url,

@@ -186,3 +186,49 @@ pub(crate) fn wait_equal(
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
+
+/// Inserts rows `(i, 'c<i>')` for i in `1..=rows` into `table` in
+/// statements of 20, `pause` apart, from a thread, retrying while the
+/// database restarts; tells how far it got.
+pub(crate) struct Writer {
+    thread: std::thread::JoinHandle<()>,
+    progress: std::sync::Arc<std::sync::atomic::AtomicI64>,
+}
+
+impl Writer {
+    pub(crate) fn start(url: &str, table: &str, rows: i64, pause: std::time::Duration) -> Writer {
+        let progress = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0));
+        let (url, table, done) = (url.to_string(), table.to_string(), progress.clone());
+        let thread = std::thread::spawn(move || {
+            for start in (1..=rows).step_by(20) {
+                let values: Vec<String> = (start..start + 20)
+                    .map(|i| format!("({i}, 'c{i}')"))
+                    .collect();
+                exec_until_done(
+                    &url,
+                    &format!("INSERT INTO {table} VALUES {}", values.join(", ")),
+                );
+                done.store(start + 19, std::sync::atomic::Ordering::SeqCst);
+                std::thread::sleep(pause);
+            }
+        });
+        Writer { thread, progress }
+    }
+
+    /// Waits until row `n` is written.
+    pub(crate) fn wait_rows(&self, n: i64) {
+        let start = std::time::Instant::now();
+        while self.progress.load(std::sync::atomic::Ordering::SeqCst) < n {
+            assert!(
+                start.elapsed() < common::DEADLINE * 2,
+                "the writer never reached row {n}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until every row is written.
+    pub(crate) fn join(self) {
+        self.thread.join().unwrap();
+    }
+}

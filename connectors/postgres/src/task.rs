@@ -794,46 +794,58 @@ impl Running {
             let old_key = table.key(b, modes)?;
             let new_key = table.key(a, modes)?;
             let new_key_header = self.key_header("__debezium.newkey", &table, new_key.clone());
-            out.push(self.event(
+            out.push(envelope_record(
                 &table,
-                "d",
-                Some(b),
-                None,
-                old_key.clone(),
-                &source,
-                offset.clone(),
-                new_key_header.clone(),
-                blocks.next().unwrap_or(Value::Null),
+                self.modes,
+                &self.partition,
+                Event {
+                    op: "d",
+                    before: Some(b),
+                    after: None,
+                    key: old_key.clone(),
+                    source: &source,
+                    offset: offset.clone(),
+                    headers: new_key_header.clone(),
+                    transaction: blocks.next().unwrap_or(Value::Null),
+                },
             )?);
             if self.settings.tombstones_on_delete {
                 out.push(self.tombstone(&table, old_key.clone(), offset.clone(), new_key_header));
             }
             let old_key_header = self.key_header("__debezium.oldkey", &table, old_key);
-            out.push(self.event(
+            out.push(envelope_record(
                 &table,
-                "c",
-                None,
-                Some(a),
-                new_key,
-                &source,
-                offset,
-                old_key_header,
-                blocks.next().unwrap_or(Value::Null),
+                self.modes,
+                &self.partition,
+                Event {
+                    op: "c",
+                    before: None,
+                    after: Some(a),
+                    key: new_key,
+                    source: &source,
+                    offset,
+                    headers: old_key_header,
+                    transaction: blocks.next().unwrap_or(Value::Null),
+                },
             )?);
             return Ok(());
         }
         if op == "t" {
             // A truncate: no key, no row, no tombstone.
-            let mut record = self.event(
+            let mut record = envelope_record(
                 &table,
-                op,
-                None,
-                None,
-                Value::Null,
-                &source,
-                offset,
-                self.headers.clone(),
-                blocks.next().unwrap_or(Value::Null),
+                self.modes,
+                &self.partition,
+                Event {
+                    op,
+                    before: None,
+                    after: None,
+                    key: Value::Null,
+                    source: &source,
+                    offset,
+                    headers: self.headers.clone(),
+                    transaction: blocks.next().unwrap_or(Value::Null),
+                },
             )?;
             record.record.key_schema = None;
             out.push(record);
@@ -845,49 +857,25 @@ impl Running {
             .unwrap_or(&[]);
         let key = table.key(key_cells, modes)?;
         let tombstone = op == "d" && self.settings.tombstones_on_delete;
-        out.push(self.event(
+        out.push(envelope_record(
             &table,
-            op,
-            before_cells.as_deref(),
-            after_cells.as_deref(),
-            key.clone(),
-            &source,
-            offset.clone(),
-            self.headers.clone(),
-            blocks.next().unwrap_or(Value::Null),
+            self.modes,
+            &self.partition,
+            Event {
+                op,
+                before: before_cells.as_deref(),
+                after: after_cells.as_deref(),
+                key: key.clone(),
+                source: &source,
+                offset: offset.clone(),
+                headers: self.headers.clone(),
+                transaction: blocks.next().unwrap_or(Value::Null),
+            },
         )?);
         if tombstone {
             out.push(self.tombstone(&table, key, offset, self.headers.clone()));
         }
         Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn event(
-        &self,
-        table: &Table,
-        op: &'static str,
-        before: Option<&[Cell]>,
-        after: Option<&[Cell]>,
-        key: Value,
-        source: &SourceValues<'_>,
-        offset: SourceMap,
-        headers: Headers,
-        transaction: Value,
-    ) -> Result<SourceRecord> {
-        envelope_record(
-            table,
-            self.modes,
-            &self.partition,
-            op,
-            before,
-            after,
-            key,
-            source,
-            offset,
-            headers,
-            transaction,
-        )
     }
 
     /// A key header (`__debezium.newkey`, `__debezium.oldkey`) before the
@@ -916,34 +904,39 @@ impl Running {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What one change event carries besides its table.
+struct Event<'a> {
+    op: &'static str,
+    before: Option<&'a [Cell]>,
+    after: Option<&'a [Cell]>,
+    key: Value,
+    source: &'a SourceValues<'a>,
+    offset: SourceMap,
+    headers: Headers,
+    transaction: Value,
+}
+
+/// A change event of `table` in Debezium's envelope.
 fn envelope_record(
     table: &Table,
     modes: Modes,
     partition: &Arc<SourceMap>,
-    op: &'static str,
-    before: Option<&[Cell]>,
-    after: Option<&[Cell]>,
-    key: Value,
-    source: &SourceValues<'_>,
-    offset: SourceMap,
-    headers: Headers,
-    transaction: Value,
+    e: Event<'_>,
 ) -> Result<SourceRecord> {
     let now = chrono::Utc::now();
     let now_us = now.timestamp_micros();
     let values = vec![
-        match before {
+        match e.before {
             Some(c) => table.value(c, modes)?,
             None => Value::Null,
         },
-        match after {
+        match e.after {
             Some(c) => table.value(c, modes)?,
             None => Value::Null,
         },
-        Value::Struct(source.to_struct()),
-        transaction,
-        Value::String(op.into()),
+        Value::Struct(e.source.to_struct()),
+        e.transaction,
+        Value::String(e.op.into()),
         Value::Int64(now_us.div_euclid(1000)),
         Value::Int64(now_us),
         Value::Int64(
@@ -957,9 +950,9 @@ fn envelope_record(
         Some(table.envelope_schema.clone()),
         Value::Struct(envelope),
     )
-    .with_key(table.key_schema.clone(), key)
-    .with_headers(headers);
-    Ok(SourceRecord::new(Arc::clone(partition), offset, record))
+    .with_key(table.key_schema.clone(), e.key)
+    .with_headers(e.headers);
+    Ok(SourceRecord::new(Arc::clone(partition), e.offset, record))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -997,14 +990,16 @@ fn snapshot_record(
         table,
         modes,
         partition,
-        "r",
-        None,
-        Some(&row.cells),
-        key,
-        &source,
-        position.to_offset(),
-        headers.clone(),
-        Value::Null,
+        Event {
+            op: "r",
+            before: None,
+            after: Some(&row.cells),
+            key,
+            source: &source,
+            offset: position.to_offset(),
+            headers: headers.clone(),
+            transaction: Value::Null,
+        },
     )
 }
 
