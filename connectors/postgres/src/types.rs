@@ -92,6 +92,8 @@ pub(crate) enum Kind {
     Interval,
     Uuid,
     Json,
+    /// An hstore, as a JSON object (`hstore.handling.mode=json`).
+    Hstore,
     Xml,
     Enum(String),
     /// A string under a Debezium semantic name (tsvector, ltree).
@@ -157,7 +159,7 @@ impl Kind {
             // Unbounded VARBIT: Debezium's length is Integer.MAX_VALUE.
             1560 | 1562 => Kind::Bits(precision().unwrap_or(i32::MAX as u32)),
             600 => Kind::Point,
-            _ if ty.name == "hstore" => Kind::Json,
+            _ if ty.name == "hstore" => Kind::Hstore,
             3614 => Kind::Named(names::TSVECTOR),
             _ if ty.name == "ltree" => Kind::Named(names::LTREE),
             // Text types, network addresses, ltree, tsvector, ranges and
@@ -316,7 +318,7 @@ impl Kind {
             Kind::TimestampTz(_) => SchemaBuilder::string().name(ZONED_TIMESTAMP).version(1),
             Kind::Interval => SchemaBuilder::int64().name(MICRO_DURATION).version(1),
             Kind::Uuid => SchemaBuilder::string().name(UUID).version(1),
-            Kind::Json => SchemaBuilder::string().name(JSON).version(1),
+            Kind::Json | Kind::Hstore => SchemaBuilder::string().name(JSON).version(1),
             Kind::Xml => SchemaBuilder::string().name(XML).version(1),
             Kind::Named(name) => SchemaBuilder::string().name(*name).version(1),
             Kind::Enum(allowed) => SchemaBuilder::string()
@@ -363,6 +365,7 @@ impl Kind {
             Kind::Text | Kind::Enum(_) | Kind::Uuid | Kind::Json | Kind::Xml | Kind::Named(_) => {
                 Value::String(s()?.to_string())
             }
+            Kind::Hstore => Value::String(hstore_to_json(s()?).ok_or_else(|| bad("hstore"))?),
             Kind::Binary => {
                 let hex = text.strip_prefix(b"\\x").ok_or_else(|| bad("bytea"))?;
                 let bytes = decode_hex(hex).ok_or_else(|| bad("bytea"))?;
@@ -535,7 +538,7 @@ impl Kind {
             },
             Kind::TimeTz => zero_text("00:00:00+00"),
             Kind::TimestampTz(_) => zero_text("1970-01-01 00:00:00+00"),
-            Kind::Json => Value::String("{}".into()),
+            Kind::Json | Kind::Hstore => Value::String("{}".into()),
             Kind::Uuid => Value::String("00000000-0000-0000-0000-000000000000".into()),
             Kind::Text | Kind::Xml | Kind::Enum(_) | Kind::Named(_) => Value::String(String::new()),
             Kind::Point => zero_text("(0,0)"),
@@ -783,6 +786,48 @@ fn bits_to_bytes(text: &[u8]) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
+/// An hstore's text (`"k"=>"v", "n"=>NULL`) as a JSON object.
+fn hstore_to_json(text: &str) -> Option<String> {
+    let mut map = serde_json::Map::new();
+    let mut chars = text.chars().peekable();
+    let quoted = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| -> Option<String> {
+        if chars.next()? != '"' {
+            return None;
+        }
+        let mut out = String::new();
+        loop {
+            match chars.next()? {
+                '\\' => out.push(chars.next()?),
+                '"' => return Some(out),
+                c => out.push(c),
+            }
+        }
+    };
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace() || *c == ',') {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            return serde_json::to_string(&map).ok();
+        }
+        let key = quoted(&mut chars)?;
+        if chars.next()? != '=' || chars.next()? != '>' {
+            return None;
+        }
+        let value = if chars.peek() == Some(&'"') {
+            serde_json::Value::String(quoted(&mut chars)?)
+        } else {
+            let word: String =
+                std::iter::from_fn(|| chars.next_if(|c| c.is_alphabetic())).collect();
+            if word != "NULL" {
+                return None;
+            }
+            serde_json::Value::Null
+        };
+        map.insert(key, value);
+    }
+}
+
 /// A one-dimensional array literal: `{1,NULL,"a b","q\"x"}`.
 fn parse_array(text: &str) -> Option<Vec<Option<String>>> {
     let inner = text.trim().strip_prefix('{')?.strip_suffix('}')?;
@@ -972,6 +1017,12 @@ mod tests {
             ]
         );
         assert_eq!(bits_to_bytes(b"1000000001").unwrap(), vec![0x01, 0x02]);
+        assert_eq!(
+            hstore_to_json(r#""a"=>"1", "q\"x"=>NULL"#).unwrap(),
+            r#"{"a":"1","q\"x":null}"#
+        );
+        assert_eq!(hstore_to_json("").unwrap(), "{}");
+        assert!(hstore_to_json(r#""a"=>"#).is_none());
         let Value::Bytes(b) = value(17, -1, "\\x00ff") else {
             panic!()
         };

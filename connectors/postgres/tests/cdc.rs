@@ -364,8 +364,15 @@ async fn a_quiet_slot_moves_forward_with_heartbeats() {
     let mut h = harness().await;
     h.start(config).await.unwrap();
     let start = pg.confirmed_flush(name).await;
+    let wal_before = pg.text("SELECT pg_current_wal_lsn()::text").await;
     // WAL grows with changes to a table the connector does not capture.
     pg.exec("INSERT INTO cdc_heartbeat_other SELECT generate_series(1, 1000)")
+        .await;
+    let generated = pg
+        .text(&format!(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{}')::text",
+            wal_before.unwrap_or_default()
+        ))
         .await;
     let deadline = tokio::time::Instant::now() + DEADLINE;
     let mut heartbeats = 0;
@@ -385,6 +392,18 @@ async fn a_quiet_slot_moves_forward_with_heartbeats() {
             "the quiet slot never moved ({heartbeats} heartbeats)"
         );
     }
+    // What the slot holds back now (other tests share the server: WAL of
+    // theirs counts too); printed for the issue's measurement.
+    let lag = pg
+        .text(&format!(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::text \
+             FROM pg_replication_slots WHERE slot_name = '{name}'"
+        ))
+        .await;
+    eprintln!(
+        "{test}: {generated:?} bytes of WAL written to an uncaptured table; \
+         after {heartbeats} heartbeats the slot is {lag:?} bytes behind the server"
+    );
     h.stop().await.unwrap();
 }
 
