@@ -303,6 +303,20 @@ fn transaction_metadata_and_truncates_match_debeziums() {
     );
 }
 
+/// The same with the other representations: decimals as strings,
+/// Connect's own time types, bytes as base64, no tombstones, and a column
+/// left out.
+#[test]
+fn other_representation_modes_match_debeziums() {
+    judge(
+        "other_representation_modes_match_debeziums",
+        "decimal.handling.mode=string\ntime.precision.mode=connect\n\
+         binary.handling.mode=base64\ntombstones.on.delete=false\n\
+         column.exclude.list=public\\.conf.*\\.big\n",
+        false,
+    );
+}
+
 /// Runs both connectors with the shared config plus `extra` over [`ddl`]
 /// and [`dml`], and fails on any difference that is not [`KNOWN`];
 /// `transactions` compares the transaction topics too.
@@ -368,10 +382,21 @@ fn judge(test: &str, extra: &str, transactions: bool) {
     for prefix in [&theirs, &ours] {
         let mut n = 0;
         let topic = format!("{prefix}.public.{table}");
-        common::topic_records_until(&bootstrap, &topic, "the two snapshot events", |r| {
-            n += r.len();
-            n >= 2
-        });
+        let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            common::topic_records_until(&bootstrap, &topic, "the two snapshot events", |r| {
+                n += r.len();
+                n >= 2
+            })
+        }));
+        if read.is_err() {
+            let log = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+            let ours_log = log(&ours_dir.join("worker.log"));
+            let tail: Vec<&str> = ours_log.lines().rev().take(20).collect();
+            panic!(
+                "no snapshot on {topic}; the end of our worker's log:\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
     }
     for statement in dml(&table) {
         databases::exec(&pg_url, &statement);

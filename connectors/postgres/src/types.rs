@@ -440,13 +440,21 @@ impl Kind {
                     DecimalHandling::String => Value::String(raw.to_string()),
                 }
             }
+            // Connect's own logical types (time.precision.mode=connect)
+            // are their Value variants; Debezium's are plain integers.
             Kind::Date => {
                 let days = parse_date(s()?).ok_or_else(|| bad("date"))?;
-                Value::Int32(days)
+                if modes.time == TimePrecision::Connect {
+                    Value::Date(days)
+                } else {
+                    Value::Int32(days)
+                }
             }
             Kind::Time { micros } => {
                 let us = parse_time_micros(s()?).ok_or_else(|| bad("time"))?;
-                if modes.time == TimePrecision::Connect || !micros {
+                if modes.time == TimePrecision::Connect {
+                    Value::Time((us / 1000) as i32)
+                } else if !micros {
                     Value::Int32((us / 1000) as i32)
                 } else {
                     Value::Int64(us)
@@ -455,7 +463,9 @@ impl Kind {
             Kind::TimeTz => Value::String(zoned_time(s()?).ok_or_else(|| bad("timetz"))?),
             Kind::Timestamp { micros } => {
                 let us = parse_timestamp_micros(s()?).ok_or_else(|| bad("timestamp"))?;
-                if modes.time == TimePrecision::Connect || !micros {
+                if modes.time == TimePrecision::Connect {
+                    Value::Timestamp(us.div_euclid(1000))
+                } else if !micros {
                     Value::Int64(us.div_euclid(1000))
                 } else {
                     Value::Int64(us)
@@ -531,6 +541,15 @@ impl Kind {
                 _ => Value::Bytes(Bytes::new()),
             },
             Kind::Decimal { .. } | Kind::VariableDecimal => zero_text("0"),
+            Kind::Date | Kind::Time { .. } | Kind::Timestamp { .. }
+                if modes.time == TimePrecision::Connect =>
+            {
+                match self {
+                    Kind::Date => Value::Date(0),
+                    Kind::Time { .. } => Value::Time(0),
+                    _ => Value::Timestamp(0),
+                }
+            }
             Kind::Date => Value::Int32(0),
             Kind::Time { .. } | Kind::Timestamp { .. } => match schema.ty() {
                 connect_api::Type::Int32 => Value::Int32(0),
