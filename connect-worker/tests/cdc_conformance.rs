@@ -25,6 +25,10 @@ use std::path::{Path, PathBuf};
 use common::{spawn_java_main, unique_suffix, Standalone};
 use serde_json::Value as Json;
 
+/// One test's Java worker at a time: the JVMs start slowly on a loaded
+/// 2-core machine, and the tests' reads wait at most a minute.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Differences known and documented in connectors/postgres/README.md
 /// ("Where this connector differs from Debezium"): (path suffix, reason).
 const KNOWN: &[(&str, &str)] = &[];
@@ -321,6 +325,7 @@ fn other_representation_modes_match_debeziums() {
 /// and [`dml`], and fails on any difference that is not [`KNOWN`];
 /// `transactions` compares the transaction topics too.
 fn judge(test: &str, extra: &str, transactions: bool) {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (Some(pg), Some(bootstrap)) = (
         connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
         connect_test_support::real_bootstrap(test),
@@ -587,6 +592,7 @@ fn take_over(base: &str, connector: &str, config: &Json, offsets: &Json) {
 /// once, with no new snapshot.
 #[test]
 fn offsets_hand_over_from_debezium_to_ours_and_back() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let test = "offsets_hand_over_from_debezium_to_ours_and_back";
     let (Some(pg), Some(bootstrap)) = (
         connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
