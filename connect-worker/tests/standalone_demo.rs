@@ -175,6 +175,7 @@ fn seed_rest_calls(rest: &str, dir: &Path) {
         [
             "io.confluent.connect.jdbc.JdbcSinkConnector",
             "io.confluent.connect.jdbc.JdbcSourceConnector",
+            "io.debezium.connector.postgresql.PostgresConnector",
             "org.apache.kafka.connect.file.FileStreamSinkConnector",
             "org.apache.kafka.connect.file.FileStreamSourceConnector"
         ]
