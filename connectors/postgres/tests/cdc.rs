@@ -669,3 +669,76 @@ async fn a_snapshot_interrupted_by_a_crash_is_taken_again_and_nothing_is_lost() 
     h.stop().await.unwrap();
     pg.drop_slot(name).await;
 }
+
+#[tokio::test]
+async fn a_stored_position_the_slot_no_longer_holds_is_refused_at_start() {
+    let test = "a_stored_position_the_slot_no_longer_holds";
+    let Some(pg) = Pg::connect(test).await else {
+        return;
+    };
+    let name = "cdc_oldpos";
+    pg.fresh(name, &format!("CREATE TABLE {name} (id INT PRIMARY KEY)"))
+        .await;
+    pg.exec(&format!(
+        "SELECT pg_create_logical_replication_slot('{name}', 'pgoutput')"
+    ))
+    .await;
+    // An offset from long before the slot's oldest WAL (another slot's,
+    // or one the slot was advanced past).
+    let mut partition = connect_api::SourceMap::new();
+    partition.insert("server".into(), serde_json::json!(name));
+    let mut offset = connect_api::SourceMap::new();
+    for key in ["lsn", "lsn_proc", "lsn_commit"] {
+        offset.insert(key.into(), serde_json::json!(16));
+    }
+    let mut h = harness().await.with_offset(partition, offset);
+    let err = h.start(pg.config(name, &[])).await.unwrap_err().to_string();
+    assert!(
+        err.contains("keeps WAL only from") && err.contains("when_needed"),
+        "{err}"
+    );
+    pg.drop_slot(name).await;
+}
+
+#[tokio::test]
+async fn snapshot_mode_always_snapshots_at_every_start_and_slot_drop_on_stop_drops_the_slot() {
+    let test = "snapshot_mode_always_and_slot_drop_on_stop";
+    let Some(pg) = Pg::connect(test).await else {
+        return;
+    };
+    let name = "cdc_always";
+    pg.fresh(
+        name,
+        &format!("CREATE TABLE {name} (id INT PRIMARY KEY); INSERT INTO {name} VALUES (1), (2)"),
+    )
+    .await;
+    let config = pg.config(
+        name,
+        &[("snapshot.mode", "always"), ("slot.drop.on.stop", "true")],
+    );
+    let mut h = harness().await;
+    h.start(config.clone()).await.unwrap();
+    assert_eq!(
+        events(&h.poll_until(2, DEADLINE).await.unwrap()),
+        ["r:1", "r:2"]
+    );
+    h.acknowledge_all().await.unwrap();
+    h.commit().await.unwrap();
+    h.stop().await.unwrap();
+    assert_eq!(
+        pg.text(&format!(
+            "SELECT count(*)::text FROM pg_replication_slots WHERE slot_name = '{name}'"
+        ))
+        .await
+        .as_deref(),
+        Some("0"),
+        "slot.drop.on.stop=true drops the slot"
+    );
+    // A committed offset, and still a new snapshot.
+    h.start(config).await.unwrap();
+    assert_eq!(
+        events(&h.poll_until(2, DEADLINE).await.unwrap()),
+        ["r:1", "r:2"]
+    );
+    h.stop().await.unwrap();
+}
