@@ -33,47 +33,34 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// ("Where this connector differs from Debezium"): (path suffix, reason).
 const KNOWN: &[(&str, &str)] = &[];
 
-/// `tools/debezium-java` built (`mvn -q -B package` when missing or older
-/// than its pom): its directory, or why it cannot be had.
-fn debezium_project() -> Result<PathBuf, String> {
-    let dir = common::repo_file("tools/debezium-java");
-    let ok = |cmd: &str, arg: &str| {
-        std::process::Command::new(cmd)
-            .arg(arg)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+/// What both judge tests need: the real PostgreSQL's URL, the real
+/// broker, and `tools/debezium-java` built. `None` after a loud SKIPPED
+/// line; without Java under `CONFORMANCE_REQUIRE_JAVA` (CI), a failure.
+fn prerequisites(test: &str) -> Option<(String, String, PathBuf)> {
+    let (Some(pg), Some(bootstrap)) = (
+        connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
+        connect_test_support::real_bootstrap(test),
+    ) else {
+        return None;
     };
-    if !ok("java", "-version") {
-        return Err("`java` is not installed (Java 17+ is needed)".into());
+    let dir = common::repo_file("tools/debezium-java");
+    let built = [
+        dir.join("target/plugins/debezium-connector-postgres"),
+        dir.join("target/lib"),
+    ];
+    match common::maven_project(&dir, &built, &[dir.join("pom.xml")]) {
+        Ok(project) => Some((pg, bootstrap, project)),
+        Err(why) => {
+            assert!(
+                std::env::var_os("CONFORMANCE_REQUIRE_JAVA").is_none(),
+                "CONFORMANCE_REQUIRE_JAVA is set but Debezium cannot run: {why}"
+            );
+            eprintln!(
+                "SKIPPED {test}: Debezium 3.6.1 on Kafka Connect 4.3.1 is not available: {why}"
+            );
+            None
+        }
     }
-    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let plugin = dir.join("target/plugins/debezium-connector-postgres");
-    let fresh = matches!(
-        (mtime(&plugin), mtime(&dir.join("pom.xml"))),
-        (Some(built), Some(pom)) if built >= pom
-    ) && dir.join("target/lib").is_dir();
-    if fresh {
-        return Ok(dir);
-    }
-    if !ok("mvn", "-v") {
-        return Err("tools/debezium-java is not built and `mvn` is not installed".into());
-    }
-    let out = std::process::Command::new("mvn")
-        .args(["-q", "-B", "package"])
-        .current_dir(&dir)
-        .output()
-        .map_err(|e| format!("cannot run mvn: {e}"))?;
-    if !out.status.success() || !plugin.is_dir() {
-        return Err(format!(
-            "`mvn -q -B package` failed in {}:\n{}{}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(dir)
 }
 
 /// The Java worker, killed on drop.
@@ -326,24 +313,8 @@ fn other_representation_modes_match_debeziums() {
 /// `transactions` compares the transaction topics too.
 fn judge(test: &str, extra: &str, transactions: bool) {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let (Some(pg), Some(bootstrap)) = (
-        connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
-        connect_test_support::real_bootstrap(test),
-    ) else {
+    let Some((pg, bootstrap, project)) = prerequisites(test) else {
         return;
-    };
-    let project = match debezium_project() {
-        Ok(p) => p,
-        Err(why) => {
-            assert!(
-                std::env::var_os("CONFORMANCE_REQUIRE_JAVA").is_none(),
-                "CONFORMANCE_REQUIRE_JAVA is set but Debezium cannot run: {why}"
-            );
-            eprintln!(
-                "SKIPPED {test}: Debezium 3.6.1 on Kafka Connect 4.3.1 is not available: {why}"
-            );
-            return;
-        }
     };
     let pg_url = pg.replace("jdbc:postgresql://", "postgres://postgres@");
     let suffix = unique_suffix("").replace('-', "");
@@ -594,24 +565,8 @@ fn take_over(base: &str, connector: &str, config: &Json, offsets: &Json) {
 fn offsets_hand_over_from_debezium_to_ours_and_back() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let test = "offsets_hand_over_from_debezium_to_ours_and_back";
-    let (Some(pg), Some(bootstrap)) = (
-        connect_test_support::real_database("JDBC_TEST_POSTGRES_URL", test),
-        connect_test_support::real_bootstrap(test),
-    ) else {
+    let Some((pg, bootstrap, project)) = prerequisites(test) else {
         return;
-    };
-    let project = match debezium_project() {
-        Ok(p) => p,
-        Err(why) => {
-            assert!(
-                std::env::var_os("CONFORMANCE_REQUIRE_JAVA").is_none(),
-                "CONFORMANCE_REQUIRE_JAVA is set but Debezium cannot run: {why}"
-            );
-            eprintln!(
-                "SKIPPED {test}: Debezium 3.6.1 on Kafka Connect 4.3.1 is not available: {why}"
-            );
-            return;
-        }
     };
     let pg_url = pg.replace("jdbc:postgresql://", "postgres://postgres@");
     let suffix = unique_suffix("").replace('-', "");

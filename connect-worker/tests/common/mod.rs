@@ -353,27 +353,38 @@ fn mtime(path: &Path) -> Option<std::time::SystemTime> {
 /// older than its pom or the shim): the project's directory, or why it
 /// cannot be had.
 pub(crate) fn java_project() -> Result<PathBuf, String> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let dir = repo.join("tools/connect-java");
-    let jar = dir.join("target/connect-java.jar");
+    let dir = repo_file("tools/connect-java");
+    let shim =
+        repo_file("benches/head-to-head/compat/org/apache/kafka/common/utils/AppInfoParser.java");
+    maven_project(
+        &dir,
+        &[dir.join("target/connect-java.jar"), dir.join("target/lib")],
+        &[dir.join("pom.xml"), shim],
+    )
+}
+
+/// The Maven project `dir` built: `mvn -q -B package` runs when any of
+/// `built` is missing or older than the newest of `sources`. The
+/// directory, or why it cannot be had (no Java, no Maven, a failed build).
+pub(crate) fn maven_project(
+    dir: &Path,
+    built: &[PathBuf],
+    sources: &[PathBuf],
+) -> Result<PathBuf, String> {
     if !runs("java", "-version") {
         return Err("`java` is not installed (Java 17+ is needed)".into());
     }
-    let shim =
-        repo.join("benches/head-to-head/compat/org/apache/kafka/common/utils/AppInfoParser.java");
-    let sources = [mtime(&dir.join("pom.xml")), mtime(&shim)]
-        .into_iter()
-        .flatten()
-        .max();
-    let fresh = matches!((mtime(&jar), sources), (Some(b), Some(s)) if b >= s)
-        && dir.join("target/lib").is_dir();
+    let newest_source = sources.iter().filter_map(|p| mtime(p)).max();
+    let fresh = built
+        .iter()
+        .all(|b| matches!((mtime(b), newest_source), (Some(b), Some(s)) if b >= s));
     if fresh {
-        return Ok(dir);
+        return Ok(dir.to_path_buf());
     }
     if !runs("mvn", "-v") {
         return Err(format!(
-            "{} is missing or stale and `mvn` is not installed",
-            jar.display()
+            "{} is not built and `mvn` is not installed",
+            dir.display()
         ));
     }
     let _ = writeln!(
@@ -383,10 +394,10 @@ pub(crate) fn java_project() -> Result<PathBuf, String> {
     );
     let out = std::process::Command::new("mvn")
         .args(["-q", "-B", "package"])
-        .current_dir(&dir)
+        .current_dir(dir)
         .output()
         .map_err(|e| format!("cannot run mvn: {e}"))?;
-    if !out.status.success() || !jar.is_file() {
+    if !out.status.success() || !built.iter().all(|b| b.exists()) {
         return Err(format!(
             "`mvn -q -B package` failed in {}:\n{}{}",
             dir.display(),
@@ -394,7 +405,7 @@ pub(crate) fn java_project() -> Result<PathBuf, String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    Ok(dir)
+    Ok(dir.to_path_buf())
 }
 
 /// Start Kafka Connect's Java `ConnectDistributed` from `project` (see

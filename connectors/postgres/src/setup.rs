@@ -88,7 +88,7 @@ pub(crate) struct Slot {
 pub(crate) async fn slot(conn: &mut Connection, settings: &Settings) -> Result<Option<Slot>> {
     let rows = conn
         .query(&format!(
-            "SELECT restart_lsn::text, active_pid::text, plugin, database FROM pg_catalog.pg_replication_slots \
+            "SELECT restart_lsn::text, plugin::text, database::text FROM pg_catalog.pg_replication_slots \
              WHERE slot_name = {}",
             quote_literal(&settings.slot)
         ))
@@ -96,8 +96,8 @@ pub(crate) async fn slot(conn: &mut Connection, settings: &Settings) -> Result<O
     let Some(row) = rows.first() else {
         return Ok(None);
     };
-    let plugin = row.text(2).unwrap_or_default();
-    let database = row.text(3).unwrap_or_default();
+    let plugin = row.text(1).unwrap_or_default();
+    let database = row.text(2).unwrap_or_default();
     if plugin != "pgoutput" || database != settings.endpoint.dbname {
         return Err(ConnectError::config(
             SLOT_NAME,

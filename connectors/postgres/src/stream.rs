@@ -13,7 +13,7 @@ use pg_walstream::{LogicalReplicationMessage, LogicalReplicationParser};
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 
-use crate::wire::{format_lsn, parse_wal, Connection, Endpoint, WalMessage};
+use crate::wire::{format_lsn, parse_wal, Connection, WalMessage};
 
 /// A decoded message and the LSN its WAL data started at.
 pub(crate) type Change = (u64, LogicalReplicationMessage);
@@ -40,32 +40,9 @@ pub(crate) struct Replication {
 }
 
 impl Replication {
-    /// Connects in replication mode and streams `slot` from `start`
-    /// (`0` for the slot's confirmed position).
-    pub(crate) async fn start(
-        endpoint: &Endpoint,
-        slot: &str,
-        publication: &str,
-        start: u64,
-        queue: usize,
-        status_interval: Duration,
-        progress: Arc<Progress>,
-    ) -> Result<Replication> {
-        let conn = Connection::connect(endpoint, true).await?;
-        Self::start_on(
-            conn,
-            slot,
-            publication,
-            start,
-            queue,
-            status_interval,
-            progress,
-        )
-        .await
-    }
-
-    /// Streams `slot` on a replication connection already open (the one
-    /// that created the slot and exported the snapshot).
+    /// Streams `slot` from `start` (`0` for the slot's confirmed
+    /// position) on a replication connection (after a snapshot, the one
+    /// that created the slot and exported it).
     pub(crate) async fn start_on(
         conn: Connection,
         slot: &str,

@@ -356,32 +356,20 @@ impl Running {
         self.relations.clear();
         self.txn = None;
         let s = &self.settings;
-        let replication = match repl {
-            Some(conn) => {
-                Replication::start_on(
-                    conn,
-                    &s.slot,
-                    &s.publication,
-                    point,
-                    s.max_queue_size,
-                    s.status_interval,
-                    Arc::clone(&self.progress),
-                )
-                .await?
-            }
-            None => {
-                Replication::start(
-                    &s.endpoint,
-                    &s.slot,
-                    &s.publication,
-                    point,
-                    s.max_queue_size,
-                    s.status_interval,
-                    Arc::clone(&self.progress),
-                )
-                .await?
-            }
+        let conn = match repl {
+            Some(conn) => conn,
+            None => Connection::connect(&s.endpoint, true).await?,
         };
+        let replication = Replication::start_on(
+            conn,
+            &s.slot,
+            &s.publication,
+            point,
+            s.max_queue_size,
+            s.status_interval,
+            Arc::clone(&self.progress),
+        )
+        .await?;
         self.phase = Phase::Streaming(replication);
         Ok(())
     }

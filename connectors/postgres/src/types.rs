@@ -667,9 +667,10 @@ fn parse_timestamp_micros(text: &str) -> Option<i64> {
 }
 
 /// Splits a trailing `+HH`, `+HH:MM` or `+HH:MM:SS` zone off, as seconds
-/// east of UTC.
-fn split_zone(text: &str) -> Option<(&str, i64)> {
-    let at = text.rfind(['+', '-']).filter(|i| *i >= 8)?;
+/// east of UTC; the sign is looked for from byte `from` on (past a date's
+/// own dashes).
+fn split_zone(text: &str, from: usize) -> Option<(&str, i64)> {
+    let at = text.rfind(['+', '-']).filter(|i| *i >= from)?;
     let (body, zone) = text.split_at(at);
     let sign = if zone.starts_with('-') { -1 } else { 1 };
     let mut parts = zone[1..].split(':');
@@ -701,7 +702,7 @@ fn fraction_fixed(nanos: u32, digits: u32) -> String {
 
 /// `10:15:30.5+02` → `08:15:30.5Z` (Debezium's ZonedTime, in UTC).
 fn zoned_time(text: &str) -> Option<String> {
-    let (body, east) = split_zone_time(text.trim())?;
+    let (body, east) = split_zone(text.trim(), 0)?;
     let us = parse_time_micros(body)?;
     let utc = (us - east * 1_000_000).rem_euclid(86_400_000_000);
     let secs = utc / 1_000_000;
@@ -715,17 +716,6 @@ fn zoned_time(text: &str) -> Option<String> {
     ))
 }
 
-fn split_zone_time(text: &str) -> Option<(&str, i64)> {
-    let at = text.rfind(['+', '-'])?;
-    let (body, zone) = text.split_at(at);
-    let sign = if zone.starts_with('-') { -1 } else { 1 };
-    let mut parts = zone[1..].split(':');
-    let h: i64 = parts.next()?.parse().ok()?;
-    let m: i64 = parts.next().map_or(Some(0), |p| p.parse().ok())?;
-    let s: i64 = parts.next().map_or(Some(0), |p| p.parse().ok())?;
-    Some((body, sign * (h * 3600 + m * 60 + s)))
-}
-
 /// `2021-01-31 10:15:30.5+00` → `2021-01-31T10:15:30.5Z` (Debezium's
 /// ZonedTimestamp, in UTC).
 fn zoned_timestamp(text: &str, digits: u32) -> Option<String> {
@@ -734,7 +724,7 @@ fn zoned_timestamp(text: &str, digits: u32) -> Option<String> {
         return Some(t.to_string());
     }
     let (t, bc) = era(t);
-    let (body, east) = split_zone(t)?;
+    let (body, east) = split_zone(t, 8)?;
     let local = parse_timestamp_micros(if bc { return None } else { body })?;
     let utc = local - east * 1_000_000;
     let dt = chrono::DateTime::from_timestamp_micros(utc)?;
