@@ -1,12 +1,12 @@
 //! Confluent's config keys for both connectors, and the typed settings
 //! parsed from them.
 
-use chrono::FixedOffset;
 use connect_api::config::validators::ValidString;
 use connect_api::config::{ConfigKey, Importance, ParsedConfig};
 use connect_api::{ConfigDef, ConfigType, ConnectError, Result};
 
 use crate::dialect::Dialect;
+use crate::zone::DbTimeZone;
 
 /// `connection.url`: the JDBC URL naming the database.
 pub const CONNECTION_URL: &str = "connection.url";
@@ -60,7 +60,7 @@ pub(crate) fn connection_def() -> ConfigDef {
             ConfigKey::new(DB_TIMEZONE, ConfigType::String)
                 .default("UTC")
                 .importance(Importance::Medium)
-                .doc("Time zone of TIMESTAMP columns without a zone: UTC or a fixed offset such as +02:00."),
+                .doc("Time zone of TIMESTAMP columns without a zone: UTC, a fixed offset such as +02:00, or an IANA zone id such as Europe/Paris (with its daylight-saving rules)."),
         )
         .define(
             ConfigKey::new(QUOTE_SQL_IDENTIFIERS, ConfigType::String)
@@ -87,7 +87,7 @@ pub(crate) struct Connection {
     /// `connection.backoff.ms`.
     pub backoff_ms: u64,
     /// `db.timezone`.
-    pub timezone: FixedOffset,
+    pub timezone: DbTimeZone,
     /// `quote.sql.identifiers=always`.
     pub quote: bool,
 }
@@ -158,21 +158,18 @@ impl Connection {
     }
 }
 
-/// `UTC` (or `Z`, `GMT`) or a fixed offset `+HH:MM` / `-HH:MM`.
-pub(crate) fn parse_timezone(raw: &str) -> Result<FixedOffset> {
-    let utc = FixedOffset::east_opt(0).expect("zero offset");
-    match raw.trim() {
-        "" | "UTC" | "Z" | "GMT" | "Etc/UTC" => Ok(utc),
-        s => s.parse::<FixedOffset>().map_err(|_| {
-            ConnectError::config(
-                DB_TIMEZONE,
-                format!(
-                    "'{s}' is not a time zone this connector knows: use UTC or a fixed \
-                     offset such as +02:00 (named zones with daylight saving are not supported)"
-                ),
-            )
-        }),
-    }
+/// `UTC`, a fixed offset `+HH:MM` / `-HH:MM`, or an IANA zone id.
+pub(crate) fn parse_timezone(raw: &str) -> Result<DbTimeZone> {
+    DbTimeZone::parse(raw).ok_or_else(|| {
+        ConnectError::config(
+            DB_TIMEZONE,
+            format!(
+                "'{}' is not a time zone: use UTC, a fixed offset such as +02:00, or an \
+                 IANA zone id such as Europe/Paris",
+                raw.trim()
+            ),
+        )
+    })
 }
 
 /// A comma-separated list key's entries, trimmed, empty ones dropped.
@@ -216,9 +213,11 @@ mod tests {
     }
 
     #[test]
-    fn a_named_zone_is_refused_with_the_key_in_the_message() {
-        let err = parse_timezone("Europe/Paris").unwrap_err();
+    fn an_unknown_zone_is_refused_with_the_key_in_the_message() {
+        let err = parse_timezone("Europe/Atlantis").unwrap_err();
         assert!(err.to_string().contains(DB_TIMEZONE), "{err}");
-        assert_eq!(parse_timezone("+02:00").unwrap().local_minus_utc(), 7200);
+        assert!(err.to_string().contains("Europe/Atlantis"), "{err}");
+        assert!(parse_timezone("Europe/Paris").is_ok());
+        assert!(parse_timezone("+02:00").is_ok());
     }
 }

@@ -16,6 +16,7 @@ use sqlx::{Column as _, Row, TypeInfo as _, ValueRef as _};
 
 use crate::config::{redact_url, Connection};
 use crate::dialect::Dialect;
+use crate::zone::DbTimeZone;
 
 /// A pool of connections to one database.
 #[derive(Clone)]
@@ -393,12 +394,7 @@ impl Instant {
 /// Reads column `i` of a row as `kind`; `Null` for SQL NULL. Timestamps
 /// also come back as an [`Instant`] for offsets.
 pub(crate) trait ReadRow {
-    fn read(
-        &self,
-        i: usize,
-        kind: Kind,
-        tz: chrono::FixedOffset,
-    ) -> Result<(Value, Option<Instant>)>;
+    fn read(&self, i: usize, kind: Kind, tz: DbTimeZone) -> Result<(Value, Option<Instant>)>;
 }
 
 /// The decimal of a `BigDecimal` at `scale` (rescaled, rounding half even
@@ -418,13 +414,8 @@ fn decimal_value(d: BigDecimal, scale: Option<i32>) -> Value {
     }
 }
 
-fn naive_instant(t: NaiveDateTime, tz: chrono::FixedOffset) -> Instant {
-    let utc = tz
-        .from_local_datetime(&t)
-        .single()
-        .map(|t| t.with_timezone(&Utc))
-        .unwrap_or_else(|| t.and_utc());
-    Instant::from_utc(utc)
+fn naive_instant(t: NaiveDateTime, tz: DbTimeZone) -> Instant {
+    Instant::from_utc(tz.utc(t))
 }
 
 fn date_value(d: NaiveDate) -> Value {
@@ -463,12 +454,7 @@ fn plain(v: impl Into<Value>) -> (Value, Option<Instant>) {
 
 /// Reads a column of a PostgreSQL or MariaDB row: the types both decode
 /// the same way.
-fn read_typed<R>(
-    row: &R,
-    i: usize,
-    kind: Kind,
-    tz: chrono::FixedOffset,
-) -> Result<(Value, Option<Instant>)>
+fn read_typed<R>(row: &R, i: usize, kind: Kind, tz: DbTimeZone) -> Result<(Value, Option<Instant>)>
 where
     R: Row,
     usize: sqlx::ColumnIndex<R>,
@@ -519,23 +505,13 @@ where
 }
 
 impl ReadRow for PgRow {
-    fn read(
-        &self,
-        i: usize,
-        kind: Kind,
-        tz: chrono::FixedOffset,
-    ) -> Result<(Value, Option<Instant>)> {
+    fn read(&self, i: usize, kind: Kind, tz: DbTimeZone) -> Result<(Value, Option<Instant>)> {
         read_typed(self, i, kind, tz)
     }
 }
 
 impl ReadRow for MySqlRow {
-    fn read(
-        &self,
-        i: usize,
-        kind: Kind,
-        tz: chrono::FixedOffset,
-    ) -> Result<(Value, Option<Instant>)> {
+    fn read(&self, i: usize, kind: Kind, tz: DbTimeZone) -> Result<(Value, Option<Instant>)> {
         // MariaDB's own integer widths: signed TINYINT, and unsigned types
         // read one size up (BIGINT UNSIGNED as a scale-0 decimal).
         let unsigned = self.column(i).type_info().name().ends_with("UNSIGNED");
@@ -554,12 +530,7 @@ impl ReadRow for MySqlRow {
 }
 
 impl ReadRow for SqliteRow {
-    fn read(
-        &self,
-        i: usize,
-        kind: Kind,
-        tz: chrono::FixedOffset,
-    ) -> Result<(Value, Option<Instant>)> {
+    fn read(&self, i: usize, kind: Kind, tz: DbTimeZone) -> Result<(Value, Option<Instant>)> {
         // SQLite stores by value, not by column: a NULL is NULL whatever
         // the declared type.
         if self.try_get_raw(i).map(|v| v.is_null()).unwrap_or(false) {

@@ -34,6 +34,7 @@ mod db;
 mod dialect;
 mod sink;
 mod source;
+mod zone;
 
 pub use dialect::Dialect;
 pub use sink::config::{InsertMode, PkMode};

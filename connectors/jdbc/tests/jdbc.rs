@@ -924,3 +924,74 @@ async fn postgres_uuid_and_json_columns_arrive_as_their_text() {
     );
     h.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_named_db_timezone_writes_and_reads_wall_times_with_daylight_saving() {
+    // 2026-01-15T11:00Z is 12:00 in Paris (CET, +1); 2026-07-15T10:00Z is
+    // 12:00 too (CEST, +2): a fixed offset would get one of them wrong.
+    let winter = 1_768_474_800_000i64;
+    let summer = 1_784_109_600_000i64;
+    for db in Db::all("a_named_db_timezone_writes_and_reads_wall_times").await {
+        db.exec("DROP TABLE IF EXISTS tz_events").await;
+        db.exec(&format!(
+            "CREATE TABLE tz_events (id BIGINT NOT NULL PRIMARY KEY, at {} NOT NULL)",
+            db.timestamp_type()
+        ))
+        .await;
+        let schema = SchemaBuilder::struct_()
+            .name("Event")
+            .field("id", Schema::int64())
+            .field("at", connect_api::logical::timestamp_schema())
+            .build()
+            .unwrap();
+        let records = [(1i64, winter), (2, summer)].map(|(id, ms)| {
+            let mut v = Struct::new(schema.clone()).unwrap();
+            v.put("id", id).unwrap();
+            v.put("at", Value::Timestamp(ms)).unwrap();
+            Record::new("tz_events", Some(schema.clone()), Value::Struct(v))
+        });
+        let zone = [("db.timezone", "Europe/Paris")];
+        let mut config = db.config(&zone);
+        config.insert("topics".into(), "tz_events".into());
+        let mut sink = SinkHarness::for_connector(JdbcSinkConnector::default()).without_reporter();
+        sink.start(config).await.unwrap();
+        sink.open(&[TopicPartition::new("tz_events", 0)])
+            .await
+            .unwrap();
+        sink.put(&sink_records(0, 0, records)).await.unwrap();
+        sink.stop().await.unwrap();
+        let walls: Vec<String> = db
+            .texts("SELECT CAST(at AS CHAR(40)) FROM tz_events ORDER BY id")
+            .await
+            .into_iter()
+            .map(|r| r[0].clone().unwrap().replace('T', " ")[..16].to_string())
+            .collect();
+        assert_eq!(
+            walls,
+            ["2026-01-15 12:00", "2026-07-15 12:00"],
+            "{}: wall times in Paris",
+            db.name
+        );
+
+        let mut config = db.config(&zone);
+        for (k, v) in [
+            ("mode", "incrementing"),
+            ("incrementing.column.name", "id"),
+            ("topic.prefix", "db-"),
+            ("table.whitelist", "tz_events"),
+        ] {
+            config.insert(k.into(), v.into());
+        }
+        let mut source = SourceHarness::for_connector(JdbcSourceConnector::default());
+        source.start(task_config(&config).await).await.unwrap();
+        let got = source.poll_until(2, DEADLINE).await.unwrap();
+        let read: Vec<&Value> = got.iter().map(|r| field(r, "at")).collect();
+        assert_eq!(
+            read,
+            [&Value::Timestamp(winter), &Value::Timestamp(summer)],
+            "{}: the same instants back",
+            db.name
+        );
+        source.stop().await.unwrap();
+    }
+}

@@ -17,6 +17,7 @@ use connect_api::{
 use crate::db::{catalog_columns, classify, Pool};
 use crate::dialect::Dialect;
 use crate::plugin_version;
+use crate::zone::DbTimeZone;
 use config::{sink_def, SinkSettings};
 use rows::{bind_common, row_op, Bind, Col, Op, RowOp};
 
@@ -511,7 +512,7 @@ async fn write_batch(
     pool: &Pool,
     units: &[Unit],
     ops: &[RowOp<'_>],
-    tz: chrono::FixedOffset,
+    tz: DbTimeZone,
     isolate: bool,
 ) -> std::result::Result<Vec<(usize, ConnectError)>, Failure> {
     macro_rules! run {

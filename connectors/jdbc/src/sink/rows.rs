@@ -6,11 +6,12 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use bigdecimal::BigDecimal;
-use chrono::{FixedOffset, NaiveDate, NaiveDateTime, NaiveTime};
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use connect_api::{ConnectError, LogicalType, Result, Schema, SinkRecord, Type, Value};
 use sqlx::{Database, Encode};
 
 use super::config::{InsertMode, PkMode, SinkSettings};
+use crate::zone::DbTimeZone;
 
 /// What a row operation does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -208,7 +209,7 @@ impl<'a> Bind<'a> {
         column: &str,
         schema: &Schema,
         value: &'a Value,
-        tz: FixedOffset,
+        tz: DbTimeZone,
     ) -> Result<Bind<'a>> {
         let mismatch = || {
             ConnectError::data_at(
@@ -252,7 +253,7 @@ impl<'a> Bind<'a> {
             }),
             Some(LogicalType::Timestamp) => pick!(Timestamp, Value::Timestamp(ms) => {
                 chrono::DateTime::from_timestamp_millis(*ms)
-                    .and_then(|t| t.naive_utc().checked_add_signed(chrono::Duration::seconds(i64::from(tz.local_minus_utc()))))
+                    .and_then(|t| tz.local(t))
                     .ok_or_else(|| out_of_range(format!("{ms} ms from the epoch")))?
             }),
             None => match schema.ty() {
@@ -321,7 +322,7 @@ mod tests {
         // naming the column, never a panic.
         #[test]
         fn logical_values_bind_or_fail_without_panicking(days in any::<i32>(), ms in any::<i32>(), ts in any::<i64>(), offset in -86_399i32..86_400) {
-            let tz = FixedOffset::east_opt(offset).unwrap();
+            let tz = DbTimeZone::Fixed(chrono::FixedOffset::east_opt(offset).unwrap());
             let date = Value::Date(days);
             let time = Value::Time(ms);
             let stamp = Value::Timestamp(ts);
@@ -336,7 +337,7 @@ mod tests {
 
     #[test]
     fn a_timestamp_binds_as_local_time_of_the_zone() {
-        let tz = FixedOffset::east_opt(2 * 3600).unwrap();
+        let tz = DbTimeZone::parse("+02:00").unwrap();
         let v = Value::Timestamp(0);
         let Bind::Timestamp(Some(t)) =
             Bind::of("ts", &connect_api::logical::timestamp_schema(), &v, tz).unwrap()

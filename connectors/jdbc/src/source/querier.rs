@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
+use chrono::{DateTime, NaiveDateTime, Utc};
 use connect_api::{
     ConnectError, Record, Result, Schema, SchemaBuilder, SourceMap, SourceRecord, Struct, Value,
 };
@@ -13,6 +13,7 @@ use sqlx::{Column as _, Executor as _, Statement as _, TypeInfo as _};
 use super::config::{Mode, NumericMapping, SourceSettings};
 use crate::db::{catalog_columns, classify, with_pool, Column, Instant, Kind, Pool, ReadRow};
 use crate::dialect::Dialect;
+use crate::zone::DbTimeZone;
 
 /// What a querier reads.
 #[derive(Debug, Clone)]
@@ -504,10 +505,8 @@ impl Querier {
 
 /// A timestamp as the zone-less local time of `db.timezone` (the UTC time
 /// at the ends of chrono's range, where the offset cannot be added).
-fn local(t: Instant, tz: FixedOffset) -> NaiveDateTime {
-    let utc = t.utc().naive_utc();
-    utc.checked_add_signed(chrono::Duration::seconds(i64::from(tz.local_minus_utc())))
-        .unwrap_or(utc)
+fn local(t: Instant, tz: DbTimeZone) -> NaiveDateTime {
+    tz.local(t.utc()).unwrap_or_else(|| t.utc().naive_utc())
 }
 
 /// A row read: its values in schema order and its offset columns.
@@ -517,7 +516,7 @@ struct Row {
     timestamp: Option<Instant>,
 }
 
-fn decode<R: ReadRow>(row: &R, shape: &Shape, tz: FixedOffset) -> Result<Row> {
+fn decode<R: ReadRow>(row: &R, shape: &Shape, tz: DbTimeZone) -> Result<Row> {
     let mut values = Vec::with_capacity(shape.schema.field_count());
     let (mut incrementing, mut timestamp) = (None, None);
     for (i, col) in shape.columns.iter().enumerate() {
