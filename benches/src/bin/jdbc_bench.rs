@@ -152,6 +152,9 @@ fn sink_records(rows: i64) -> Vec<Vec<SinkRecord>> {
         )
         .build()
         .unwrap();
+    // One topic name for all records, as the worker's consumer shares it
+    // (connect-rdkafka interns topic names).
+    let topic: Arc<str> = Arc::from("bench_sink_ours");
     let all: Vec<SinkRecord> = (0..rows)
         .map(|i| {
             let mut k = Struct::new(key.clone()).unwrap();
@@ -163,7 +166,7 @@ fn sink_records(rows: i64) -> Vec<Vec<SinkRecord>> {
                 .unwrap();
             v.put("ts", Value::Timestamp((1_700_000_000 + i) * 1000))
                 .unwrap();
-            let r = Record::new("bench_sink_ours", Some(value.clone()), Value::Struct(v))
+            let r = Record::new(topic.clone(), Some(value.clone()), Value::Struct(v))
                 .with_key(Some(key.clone()), Value::Struct(k));
             SinkRecord::new(r, 0, i)
         })

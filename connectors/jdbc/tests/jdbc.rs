@@ -995,3 +995,65 @@ async fn a_named_db_timezone_writes_and_reads_wall_times_with_daylight_saving() 
         source.stop().await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn records_of_one_schema_alternating_between_topics_reach_their_own_tables() {
+    for db in Db::all("records_of_one_schema_alternating_between_topics").await {
+        for t in ["sink_left", "sink_right"] {
+            db.exec(&format!("DROP TABLE IF EXISTS {t}")).await;
+        }
+        let config = db.config(&[
+            ("topics", "sink_left,sink_right"),
+            ("insert.mode", "upsert"),
+            ("pk.mode", "record_key"),
+            ("auto.create", "true"),
+        ]);
+        let mut h = SinkHarness::for_connector(JdbcSinkConnector::default()).without_reporter();
+        h.start(config).await.unwrap();
+        h.open(&[
+            TopicPartition::new("sink_left", 0),
+            TopicPartition::new("sink_right", 0),
+        ])
+        .await
+        .unwrap();
+        // The same schema objects for every record: only the topic tells
+        // the records' tables apart.
+        let (ks, vs) = (key_schema(), value_schema(false));
+        let record = |topic: &str, id: i64, name: &str| {
+            let mut v = Struct::new(vs.clone()).unwrap();
+            v.put("id", id).unwrap();
+            v.put("name", name).unwrap();
+            let mut k = Struct::new(ks.clone()).unwrap();
+            k.put("id", id).unwrap();
+            Record::new(topic, Some(vs.clone()), Value::Struct(v))
+                .with_key(Some(ks.clone()), Value::Struct(k))
+        };
+        let batch = sink_records(
+            0,
+            0,
+            [
+                record("sink_left", 1, "l1"),
+                record("sink_left", 2, "l2"),
+                record("sink_right", 3, "r3"),
+                record("sink_left", 4, "l4"),
+                record("sink_right", 5, "r5"),
+            ],
+        );
+        h.put(&batch).await.unwrap();
+        for (table, want) in [
+            ("sink_left", vec!["1 l1", "2 l2", "4 l4"]),
+            ("sink_right", vec!["3 r3", "5 r5"]),
+        ] {
+            let got: Vec<String> = db
+                .texts(&format!(
+                    "SELECT CAST(id AS CHAR(20)), name FROM {table} ORDER BY id"
+                ))
+                .await
+                .into_iter()
+                .map(|r| format!("{} {}", r[0].as_deref().unwrap(), r[1].as_deref().unwrap()))
+                .collect();
+            assert_eq!(got, want, "{}: {table}", db.name);
+        }
+        h.stop().await.unwrap();
+    }
+}

@@ -180,6 +180,16 @@ struct SinkState {
 }
 
 impl SinkState {
+    /// The table of `topic` (`table.name.format` applied once per topic).
+    fn table_of(&mut self, topic: &Arc<str>) -> Arc<str> {
+        if let Some(t) = self.topic_tables.get(topic) {
+            return t.clone();
+        }
+        let t: Arc<str> = self.settings.table_for(topic).into();
+        self.topic_tables.insert(topic.clone(), t.clone());
+        t
+    }
+
     /// Creates the table or adds columns when the settings allow it; an
     /// error names what is missing and the key that would add it.
     async fn ensure_table(&mut self, op: &RowOp<'_>) -> Result<()> {
@@ -490,11 +500,13 @@ fn statement_sql(dialect: Dialect, quote: bool, op: &RowOp<'_>, rows: usize) -> 
 }
 
 /// The columns bound, in the statement's parameter order.
-fn params<'a, 'b>(op: &'b RowOp<'a>) -> Box<dyn Iterator<Item = &'b Col<'a>> + 'b> {
+fn params<'a, 'b>(
+    op: &'b RowOp<'a>,
+) -> std::iter::Chain<std::slice::Iter<'b, Col<'a>>, std::slice::Iter<'b, Col<'a>>> {
     match op.op {
-        Op::Insert | Op::Upsert => Box::new(op.keys.iter().chain(&op.values)),
-        Op::Update => Box::new(op.values.iter().chain(&op.keys)),
-        Op::Delete => Box::new(op.keys.iter()),
+        Op::Insert | Op::Upsert => op.keys.iter().chain(&op.values),
+        Op::Update => op.values.iter().chain(&op.keys),
+        Op::Delete => op.keys.iter().chain(&[]),
     }
 }
 
@@ -615,7 +627,13 @@ impl SinkTask for JdbcSinkTask {
         let mut ops = Vec::with_capacity(records.len());
         let mut sources = Vec::with_capacity(records.len());
         let mut statements = Vec::with_capacity(records.len());
-        let mut last: Option<((usize, usize, usize, Op), Arc<str>)> = None;
+        // The record before, when it was written: its shape (the very same
+        // key and value schemas, alive for the whole put so the addresses
+        // cannot be reused, and whether it is a tombstone), its topic, its
+        // table and its statement. A record of the same shape and topic
+        // writes the same columns of the same table: no table, catalog or
+        // statement lookup for it.
+        let mut last: Option<((usize, usize, bool), Arc<str>, Arc<str>, Arc<str>)> = None;
         for record in records {
             let at = |e: ConnectError| {
                 e.context(format_args!(
@@ -625,32 +643,6 @@ impl SinkTask for JdbcSinkTask {
                     record.original_kafka_offset
                 ))
             };
-            let table = match state.topic_tables.get(&*record.topic) {
-                Some(t) => t.clone(),
-                None => {
-                    let t: Arc<str> = state.settings.table_for(&record.topic).into();
-                    state.topic_tables.insert(record.topic.clone(), t.clone());
-                    t
-                }
-            };
-            let op = match row_op(&state.settings, record, table) {
-                Ok(Some(op)) => op,
-                Ok(None) => continue,
-                Err(e) => {
-                    report(state.reporter.as_deref(), record, at(e)).await?;
-                    continue;
-                }
-            };
-            if let Err(e) = state.ensure_table(&op).await {
-                if e.is_retriable() || matches!(e.kind(), connect_api::ErrorKind::Config { .. }) {
-                    return Err(at(e));
-                }
-                report(state.reporter.as_deref(), record, at(e)).await?;
-                continue;
-            }
-            // Records with the very same schemas and topic as the one
-            // before (alive for the whole put, so the addresses cannot be
-            // reused) write the same columns: skip the cache lookup.
             let shape = (
                 record
                     .key_schema
@@ -660,14 +652,40 @@ impl SinkTask for JdbcSinkTask {
                     .value_schema
                     .as_ref()
                     .map_or(0, connect_api::Schema::addr),
-                Arc::as_ptr(&record.topic) as *const u8 as usize,
-                op.op,
+                record.value.is_null(),
             );
-            let sql = match &last {
-                Some((s, sql)) if *s == shape => sql.clone(),
-                _ => {
+            let same = match &last {
+                Some((s, topic, table, sql)) if *s == shape && *topic == record.topic => {
+                    Some((table.clone(), sql.clone()))
+                }
+                _ => None,
+            };
+            let table = match &same {
+                Some((table, _)) => table.clone(),
+                None => state.table_of(&record.topic),
+            };
+            let op = match row_op(&state.settings, record, table) {
+                Ok(Some(op)) => op,
+                Ok(None) => continue,
+                Err(e) => {
+                    report(state.reporter.as_deref(), record, at(e)).await?;
+                    continue;
+                }
+            };
+            let sql = match same {
+                Some((_, sql)) => sql,
+                None => {
+                    if let Err(e) = state.ensure_table(&op).await {
+                        if e.is_retriable()
+                            || matches!(e.kind(), connect_api::ErrorKind::Config { .. })
+                        {
+                            return Err(at(e));
+                        }
+                        report(state.reporter.as_deref(), record, at(e)).await?;
+                        continue;
+                    }
                     let sql = state.statement(&op);
-                    last = Some((shape, sql.clone()));
+                    last = Some((shape, record.topic.clone(), op.table.clone(), sql.clone()));
                     sql
                 }
             };
