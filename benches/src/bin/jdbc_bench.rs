@@ -12,9 +12,15 @@
 //! ```text
 //! tools/databases/databases.sh start        # prints JDBC_TEST_POSTGRES_URL=...
 //! JDBC_TEST_POSTGRES_URL=jdbc:postgresql://127.0.0.1:PORT/connect_test \
-//!     cargo run --release -p connect-benches --bin jdbc_bench -- [rows] [rounds] [sink|source]
+//!     cargo run --release -p connect-benches --bin jdbc_bench [--features mimalloc] -- [rows] [rounds] [sink|source]
 //! ```
 #![allow(clippy::print_stdout)]
+
+/// With `--features mimalloc`, the figures for the allocator the worker
+/// binaries use (both sides of the comparison share it).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -39,6 +39,10 @@ impl DbTimeZone {
             DbTimeZone::Fixed(fixed) => fixed,
             DbTimeZone::Named(tz) => tz.offset_from_utc_datetime(&naive).fix(),
         };
+        if offset.local_minus_utc() == 0 {
+            // UTC, the default: no arithmetic per value.
+            return Some(naive);
+        }
         naive.checked_add_signed(Duration::seconds(i64::from(offset.local_minus_utc())))
     }
 
@@ -59,6 +63,9 @@ impl DbTimeZone {
                     .unwrap_or(Utc.fix()),
             },
         };
+        if offset.local_minus_utc() == 0 {
+            return local.and_utc();
+        }
         local
             .checked_sub_signed(Duration::seconds(i64::from(offset.local_minus_utc())))
             .unwrap_or(local)
