@@ -16,6 +16,7 @@ use sqlx::{Column as _, Row, TypeInfo as _, ValueRef as _};
 
 use crate::config::{redact_url, Connection};
 use crate::dialect::Dialect;
+use crate::pg_numeric::PgNumericBytes;
 use crate::zone::DbTimeZone;
 
 /// A pool of connections to one database.
@@ -527,7 +528,24 @@ where
 
 impl ReadRow for PgRow {
     fn read(&self, i: usize, kind: Kind, tz: DbTimeZone) -> Result<(Value, Option<Instant>)> {
-        read_typed(self, i, kind, tz)
+        let Kind::Decimal(Some(scale)) = kind else {
+            return read_typed(self, i, kind, tz);
+        };
+        // A NUMERIC column's values at its scale, on machine integers where
+        // they fit (crate::pg_numeric).
+        let name = || self.column(i).name();
+        let raw = self
+            .try_get_unchecked::<Option<PgNumericBytes<'_>>, _>(i)
+            .map_err(|e| read_error(name(), e))?;
+        Ok(match raw {
+            None => (Value::Null, None),
+            Some(n) => {
+                let unscaled = n.at_scale(scale).map_err(|e| {
+                    ConnectError::data(format!("could not read column '{}': {e}", name()))
+                })?;
+                (Value::Decimal(Decimal::new(unscaled, scale)), None)
+            }
+        })
     }
 }
 

@@ -32,6 +32,7 @@
 mod config;
 mod db;
 mod dialect;
+mod pg_numeric;
 mod sink;
 mod source;
 mod zone;

@@ -1057,3 +1057,69 @@ async fn records_of_one_schema_alternating_between_topics_reach_their_own_tables
         h.stop().await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn postgres_numeric_values_of_every_size_and_sign_read_and_write_exactly() {
+    let Some(db) = Db::postgres("postgres_numeric_values_of_every_size_and_sign").await else {
+        return;
+    };
+    let values = [
+        "0.0000",
+        "-1.5000",
+        "0.0001",
+        "-0.0001",
+        "12345678901234567890.1234",
+        "-9999999999999999999999999999999999.9999",
+        "10000.0000",
+    ];
+    db.exec("DROP TABLE IF EXISTS numbers; DROP TABLE IF EXISTS numbers_copy")
+        .await;
+    db.exec("CREATE TABLE numbers (id INT NOT NULL PRIMARY KEY, n NUMERIC(38,4))")
+        .await;
+    for (i, v) in values.iter().enumerate() {
+        db.exec(&format!("INSERT INTO numbers VALUES ({i}, {v})"))
+            .await;
+    }
+    db.exec("INSERT INTO numbers VALUES (99, NULL)").await;
+    let config = db.config(&[
+        ("mode", "incrementing"),
+        ("incrementing.column.name", "id"),
+        ("topic.prefix", "db-"),
+        ("table.whitelist", "numbers"),
+    ]);
+    let mut source = SourceHarness::for_connector(JdbcSourceConnector::default());
+    source.start(task_config(&config).await).await.unwrap();
+    let got = source.poll_until(values.len() + 1, DEADLINE).await.unwrap();
+    source.stop().await.unwrap();
+    let read: Vec<String> = got
+        .iter()
+        .map(|r| match field(r, "n") {
+            Value::Decimal(d) => d.to_string(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    let mut want: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+    want.push("Null".into());
+    assert_eq!(read, want, "read at the column's scale");
+
+    // Written back by the sink (auto.create, the records' own schema).
+    let mut sink_config = db.config(&[("auto.create", "true")]);
+    sink_config.insert("topics".into(), "numbers_copy".into());
+    let mut sink = SinkHarness::for_connector(JdbcSinkConnector::default()).without_reporter();
+    sink.start(sink_config).await.unwrap();
+    sink.open(&[TopicPartition::new("numbers_copy", 0)])
+        .await
+        .unwrap();
+    let records = got
+        .into_iter()
+        .map(|r| Record::new("numbers_copy", r.value_schema.clone(), r.value.clone()));
+    sink.put(&sink_records(0, 0, records)).await.unwrap();
+    sink.stop().await.unwrap();
+    let copied: Vec<String> = db
+        .texts("SELECT COALESCE(CAST(n AS TEXT), 'Null') FROM numbers_copy ORDER BY id")
+        .await
+        .into_iter()
+        .map(|r| r[0].clone().unwrap())
+        .collect();
+    assert_eq!(copied, want, "written exactly");
+}

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use bigdecimal::BigDecimal;
 use connect_api::sink::{ErrantRecordReporter, SinkTask, SinkTaskContext};
 use connect_api::{
     ConfigDef, ConfigMap, ConnectError, Connector, ConnectorContext, Result, SinkConnector,
@@ -16,6 +17,7 @@ use connect_api::{
 
 use crate::db::{catalog_columns, classify, Pool};
 use crate::dialect::Dialect;
+use crate::pg_numeric::PgDecimal;
 use crate::plugin_version;
 use crate::zone::DbTimeZone;
 use config::{sink_def, SinkSettings};
@@ -589,11 +591,14 @@ async fn write_batch(
     }
     match pool {
         Pool::Pg(p) => run!(p, |q, b| match b {
-            Bind::Decimal(d) => sqlx::query::Query::bind(q, d),
+            Bind::Decimal(d) => sqlx::query::Query::bind(q, d.map(PgDecimal)),
             b => bind_common(q, b),
         }),
         Pool::My(p) => run!(p, |q, b| match b {
-            Bind::Decimal(d) => sqlx::query::Query::bind(q, d),
+            Bind::Decimal(d) => sqlx::query::Query::bind(
+                q,
+                d.map(|d| BigDecimal::new(d.unscaled().clone(), i64::from(d.scale()))),
+            ),
             b => bind_common(q, b),
         }),
         Pool::Lite(p) => run!(p, bind_common),

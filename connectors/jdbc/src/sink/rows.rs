@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use bigdecimal::BigDecimal;
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use connect_api::{ConnectError, LogicalType, Result, Schema, SinkRecord, Type, Value};
 use sqlx::{Database, Encode};
@@ -197,7 +196,7 @@ pub(crate) enum Bind<'a> {
     F64(Option<f64>),
     Text(Option<&'a str>),
     Bytes(Option<&'a [u8]>),
-    Decimal(Option<BigDecimal>),
+    Decimal(Option<&'a connect_api::Decimal>),
     Date(Option<NaiveDate>),
     Time(Option<NaiveTime>),
     Timestamp(Option<NaiveDateTime>),
@@ -238,7 +237,7 @@ impl<'a> Bind<'a> {
             };
         }
         Ok(match LogicalType::of(schema) {
-            Some(LogicalType::Decimal) => pick!(Decimal, Value::Decimal(d) => BigDecimal::new(d.unscaled().clone(), i64::from(d.scale()))),
+            Some(LogicalType::Decimal) => pick!(Decimal, Value::Decimal(d) => d),
             Some(LogicalType::Date) => pick!(Date, Value::Date(days) => {
                 NaiveDate::from_ymd_opt(1970, 1, 1)
                     .expect("epoch")
@@ -305,7 +304,7 @@ where
         Bind::F64(v) => q.bind(v),
         Bind::Text(v) => q.bind(v),
         Bind::Bytes(v) => q.bind(v),
-        Bind::Decimal(v) => q.bind(v.map(|d| d.to_string().parse::<f64>().unwrap_or(f64::NAN))),
+        Bind::Decimal(v) => q.bind(v.map(connect_api::Decimal::to_f64)),
         Bind::Date(v) => q.bind(v),
         Bind::Time(v) => q.bind(v),
         Bind::Timestamp(v) => q.bind(v),
