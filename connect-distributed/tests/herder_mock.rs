@@ -693,7 +693,10 @@ async fn rest_errors_are_kafkas() {
     let err = h.reset_connector_offsets("s").await.unwrap_err();
     assert!(err.to_string().contains("STOPPED"), "{err}");
     // Internal requests go to the leader; this worker is not one.
-    let refused = h.take_task_configs("s", b"[]", None).await.unwrap_err();
+    let refused = h
+        .take_task_configs("s", b"[]", None, None)
+        .await
+        .unwrap_err();
     assert!(matches!(refused, InternalRequestError::NotLeader(_)));
     assert_eq!(refused.status(), 409);
     let (_, created) = h.put_connector_config("s", source).await.unwrap();
@@ -2127,24 +2130,44 @@ async fn fencing_scenario(brokers: &dyn Brokers, group: &str, zombie_fenced: boo
         );
     }
 
-    // The fencing endpoint: the leader's alone, signed, sources only.
+    // Kafka's ownership check after a task's producer took over its id:
+    // each task may start on the worker it is assigned to, and on no other.
+    let fencings = [&a, &b].map(|n| n.herder.worker().zombie_fencing().expect("exactly-once"));
+    eventually("each task verified by its owner alone", async || {
+        for t in 0..2 {
+            let id = connect_runtime::status::TaskId::new("eos", t);
+            let mut ok = 0;
+            for f in &fencings {
+                let generation = f.fence(&id).await.ok()?;
+                match f.verify(&id, generation).await {
+                    Ok(()) => ok += 1,
+                    Err(e) if e.to_string().contains("revoked") => {}
+                    // A rebalance under way: ask again.
+                    Err(_) => return None,
+                }
+            }
+            (ok == 1).then_some(())?;
+        }
+        Some(())
+    })
+    .await;
+
+    // The fencing endpoint: signed, sources only, the leader's to do; a
+    // follower sends a signed request on to the leader (Kafka's
+    // completeOrForwardRequest), once.
     let (leader, follower) = if a.herder.is_leader() {
         (&a, &b)
     } else {
         (&b, &a)
     };
-    let refused = follower
-        .herder
-        .take_fencing_request("eos", b"", None)
-        .await
-        .unwrap_err();
-    assert_eq!(refused.status(), 409, "{refused}");
-    let unsigned = leader
-        .herder
-        .take_fencing_request("eos", b"", None)
-        .await
-        .unwrap_err();
-    assert_eq!(unsigned.status(), 400, "{unsigned}");
+    for h in [leader, follower] {
+        let unsigned = h
+            .herder
+            .take_fencing_request("eos", b"", None, None)
+            .await
+            .unwrap_err();
+        assert_eq!(unsigned.status(), 400, "{unsigned}");
+    }
     let sink = config(&[
         ("connector.class", "FileStreamSink"),
         ("file", "/tmp/none"),
@@ -2162,23 +2185,31 @@ async fn fencing_scenario(brokers: &dyn Brokers, group: &str, zombie_fenced: boo
         connect_distributed::herder::internal::HMAC_SHA256,
         signature.as_str(),
     ));
-    let not_source = leader
+    for h in [leader, follower] {
+        let not_source = h
+            .herder
+            .take_fencing_request("a-sink", b"", headers, None)
+            .await
+            .unwrap_err();
+        assert_eq!(not_source.status(), 400, "{not_source}");
+        let missing = h
+            .herder
+            .take_fencing_request("nope", b"", headers, None)
+            .await
+            .unwrap_err();
+        assert_eq!(missing.status(), 404, "{missing}");
+        h.herder
+            .take_fencing_request("eos", b"", headers, None)
+            .await
+            .expect("nothing left to fence: answered at once (by the leader)");
+    }
+    // Sent on already (forward=false): a follower does not send it again.
+    let refused = follower
         .herder
-        .take_fencing_request("a-sink", b"", headers)
+        .take_fencing_request("eos", b"", headers, Some(false))
         .await
         .unwrap_err();
-    assert_eq!(not_source.status(), 400, "{not_source}");
-    let missing = leader
-        .herder
-        .take_fencing_request("nope", b"", headers)
-        .await
-        .unwrap_err();
-    assert_eq!(missing.status(), 404, "{missing}");
-    leader
-        .herder
-        .take_fencing_request("eos", b"", headers)
-        .await
-        .expect("nothing left to fence: answered at once");
+    assert_eq!(refused.status(), 409, "{refused}");
     b.stop().await;
     a.stop().await;
 }

@@ -300,11 +300,22 @@ impl Engine {
         }
     }
 
+    /// Mirror the tasks this worker owns where its exactly-once tasks'
+    /// ownership check reads them (`fencing::HerderFencing::verify`).
+    fn publish_owned(&self) {
+        let tasks = self.owned.tasks.clone();
+        match self.shared.owned_tasks.lock() {
+            Ok(mut t) => *t = tasks,
+            Err(p) => *p.into_inner() = tasks,
+        }
+    }
+
     /// Eager rebalancing: the whole assignment is revoked before this
     /// worker joins again; the next `Joined` gives it its new one.
     async fn revoke_all(&mut self) {
         tracing::info!("eager rebalance: stopping all connectors and tasks before rejoining");
         self.owned = Default::default();
+        self.publish_owned();
         self.shared.set_view(|v| v.rebalancing = true);
         self.stop_all().await;
     }
@@ -328,6 +339,7 @@ impl Engine {
                 tracing::warn!(?since_last_heartbeat, ?session_left,
                     "no heartbeat reached the group coordinator lately: stopping all work before the session can run out and another worker run it");
                 self.owned = Default::default();
+                self.publish_owned();
                 self.shared.set_view(|v| {
                     v.leader_url = None;
                     v.is_leader = false;
@@ -440,6 +452,7 @@ impl Engine {
                 .collect(),
             tasks: j.owned.tasks().into_iter().collect(),
         };
+        self.publish_owned();
         tracing::info!(
             generation = j.generation,
             leader = j.is_leader,
@@ -492,6 +505,7 @@ impl Engine {
             .connectors
             .retain(|c| connectors.contains(c.as_str()));
         self.owned.tasks.retain(|t| still.contains(t));
+        self.publish_owned();
         self.reconcile().await;
         if rounds == 1 {
             tracing::warn!(have, want,
@@ -518,6 +532,7 @@ impl Engine {
             "stopping all work and leaving the group for worker.unsync.backoff.ms"
         );
         self.owned = Default::default();
+        self.publish_owned();
         // Joining again as soon as the reader gets there.
         self.behind = Some((want, 1));
         self.rejoin_at = None;

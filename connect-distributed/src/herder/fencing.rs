@@ -216,6 +216,18 @@ impl ZombieFencing for HerderFencing {
                  already generated a new set of task configs"
             )));
         }
+        // Kafka's ownership check: a task revoked while its producer took
+        // over its transactional id must not produce (it would fence the
+        // instance the new owner starts).
+        let owned = match shared.owned_tasks.lock() {
+            Ok(t) => t.contains(task),
+            Err(p) => p.into_inner().contains(task),
+        };
+        if !owned {
+            return Err(ConnectError::conflict(format!(
+                "Cannot start source task {task} as it has already been revoked from this worker"
+            )));
+        }
         Ok(())
     }
 }

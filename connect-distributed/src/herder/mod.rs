@@ -41,7 +41,7 @@ use connect_runtime::herder::{
     check_connector_config, validate_connector_config, ExactlyOnceSource, Herder, InternalRefusal,
     RequestOwner, WorkerRules, REBALANCE_WAIT,
 };
-use connect_runtime::rest::RestClient;
+use connect_runtime::rest::{HttpReply, RestClient};
 use connect_runtime::status::{State, StatusStore};
 use connect_runtime::worker::offset_admin::{ConnectorOffsets, OffsetChange};
 use connect_runtime::worker::{
@@ -149,6 +149,10 @@ struct Shared {
     /// as leader (assigned, held or being revoked): their tasks may run
     /// somewhere until a later round, so their offsets may not change.
     placed: Mutex<BTreeSet<String>>,
+    /// The tasks the current assignment gives this worker (empty while
+    /// fenced or out of the group), mirrored by the herder loop for the
+    /// exactly-once tasks' ownership check.
+    owned_tasks: Mutex<BTreeSet<TaskId>>,
     /// Requests to other workers, over https with the worker's trust
     /// settings when it has any; set by `start`.
     client: std::sync::OnceLock<RestClient>,
@@ -232,18 +236,8 @@ impl Shared {
         body: Vec<u8>,
         timeout: Duration,
     ) -> Result<()> {
-        let mut headers = Vec::new();
-        if let Some(key) = self.configs.state().session_key() {
-            headers.push((internal::SIGNATURE_HEADER, internal::sign(key, &body)));
-            headers.push((
-                internal::SIGNATURE_ALGORITHM_HEADER,
-                internal::HMAC_SHA256.to_string(),
-            ));
-        }
-        let url = format!("{}/{path}", leader.trim_end_matches('/'));
         let reply = self
-            .client()
-            .send(method, &url, body, &headers, timeout)
+            .signed_request(leader, method, path, body, timeout)
             .await?;
         if (200..300).contains(&reply.status) {
             Ok(())
@@ -254,6 +248,30 @@ impl Shared {
                 String::from_utf8_lossy(&reply.body)
             )))
         }
+    }
+
+    /// A request to another worker at `base` (`path` under its base URL),
+    /// signed with the session key when there is one (KIP-507).
+    async fn signed_request(
+        &self,
+        base: &str,
+        method: &str,
+        path: &str,
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<HttpReply> {
+        let mut headers = Vec::new();
+        if let Some(key) = self.configs.state().session_key() {
+            headers.push((internal::SIGNATURE_HEADER, internal::sign(key, &body)));
+            headers.push((
+                internal::SIGNATURE_ALGORITHM_HEADER,
+                internal::HMAC_SHA256.to_string(),
+            ));
+        }
+        let url = format!("{}/{path}", base.trim_end_matches('/'));
+        self.client()
+            .send(method, &url, body, &headers, timeout)
+            .await
     }
 
     /// The leader's write of task configs: the `task-` records, then the
@@ -434,6 +452,7 @@ impl DistributedHerder {
                 url: Mutex::new(String::new()),
                 left: watch::channel(false).0,
                 placed: Mutex::new(BTreeSet::new()),
+                owned_tasks: Mutex::new(BTreeSet::new()),
                 client: std::sync::OnceLock::new(),
                 fencing: tokio::sync::Mutex::new(()),
                 task_restarts: std::sync::OnceLock::new(),
@@ -622,14 +641,22 @@ impl DistributedHerder {
     /// The internal request `POST /connectors/{c}/tasks`: new task configs
     /// from the connector's owner. Only the leader takes them; with a
     /// session key the request must be signed with it (`signature`: the
-    /// algorithm and signature headers).
+    /// algorithm and signature headers). A worker that does not lead sends
+    /// it on to the leader unless `forward` is `Some(false)`.
     pub async fn take_task_configs(
         &self,
         name: &str,
         body: &[u8],
         signature: Option<(&str, &str)>,
+        forward: Option<bool>,
     ) -> std::result::Result<(), InternalRequestError> {
-        let state = self.leader_signed(body, signature)?;
+        let path = format!("connectors/{}/tasks", url_segment(name));
+        let Some(state) = self
+            .leader_signed_or_forward("POST", &path, body, signature, forward)
+            .await?
+        else {
+            return Ok(());
+        };
         if state.connector_config(name).is_none() {
             return Err(InternalRequestError::Failed(not_found(name)));
         }
@@ -642,24 +669,64 @@ impl DistributedHerder {
 
     /// An internal request is the leader's to take, and must be signed
     /// with the session key once the group signs them (the `sessioned`
-    /// sub-protocol, KIP-507); the config state it was checked against.
-    fn leader_signed(
+    /// sub-protocol, KIP-507): the config state it was checked against
+    /// when this worker leads. A worker that does not lead sends it on to
+    /// the leader (`None` then, with the leader's answer taken), as Kafka's
+    /// `completeOrForwardRequest` does: unless it was sent on already
+    /// (`forward=false`), and only once its signature checks out here, so
+    /// a request is never sent on signed by this worker that its sender
+    /// could not sign. The copy sent on carries `forward=true` when the
+    /// request had no `forward` (one more hop, for a leader that changed
+    /// meanwhile) and `forward=false` otherwise: two hops at most.
+    async fn leader_signed_or_forward(
         &self,
+        method: &str,
+        path: &str,
         body: &[u8],
         signature: Option<(&str, &str)>,
-    ) -> std::result::Result<ConfigState, InternalRequestError> {
+        forward: Option<bool>,
+    ) -> std::result::Result<Option<ConfigState>, InternalRequestError> {
         let view = self.shared.view();
-        if !view.is_leader {
-            return Err(InternalRequestError::NotLeader(view.leader_url));
-        }
         let state = self.shared.configs.state();
         if view.protocol == SubProtocol::Sessioned {
             match state.session_key() {
                 Some(key) => internal::verify(key, body, signature)?,
-                None => return Err(InternalRequestError::NoSessionKey),
+                None if view.is_leader => return Err(InternalRequestError::NoSessionKey),
+                // Not the leader: the leader may have the key already.
+                None => return Err(InternalRequestError::NotLeader(view.leader_url)),
             }
         }
-        Ok(state)
+        if view.is_leader {
+            return Ok(Some(state));
+        }
+        let leader = match (view.leader_url, forward) {
+            (Some(leader), None | Some(true)) => leader,
+            (leader, _) => return Err(InternalRequestError::NotLeader(leader)),
+        };
+        let path = format!("{path}?forward={}", forward.is_none());
+        let reply = self
+            .shared
+            .signed_request(
+                &leader,
+                method,
+                &path,
+                body.to_vec(),
+                INTERNAL_FORWARD_TIMEOUT,
+            )
+            .await
+            .map_err(|e| {
+                InternalRequestError::Failed(e.context(format!(
+                    "cannot send the request on to the leader at {leader}"
+                )))
+            })?;
+        if (200..300).contains(&reply.status) {
+            return Ok(None);
+        }
+        Err(InternalRequestError::Leader {
+            leader,
+            status: reply.status,
+            message: String::from_utf8_lossy(&reply.body).into_owned(),
+        })
     }
 
     /// The internal request `PUT /connectors/{c}/fence`: the leader fences
@@ -669,9 +736,16 @@ impl DistributedHerder {
         name: &str,
         body: &[u8],
         signature: Option<(&str, &str)>,
+        forward: Option<bool>,
     ) -> std::result::Result<(), InternalRequestError> {
-        self.leader_signed(body, signature)?;
-        self.shared.fence_zombies(name).await
+        let path = format!("connectors/{}/fence", url_segment(name));
+        match self
+            .leader_signed_or_forward("PUT", &path, body, signature, forward)
+            .await?
+        {
+            Some(_) => self.shared.fence_zombies(name).await,
+            None => Ok(()),
+        }
     }
 
     fn state(&self) -> ConfigState {
@@ -748,6 +822,11 @@ impl DistributedHerder {
     }
 }
 
+/// How long a worker that does not lead waits for the leader's answer to
+/// an internal request it sent on (Kafka bounds it with the REST client's
+/// request timeout).
+const INTERNAL_FORWARD_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Why an internal request was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum InternalRequestError {
@@ -765,6 +844,16 @@ pub enum InternalRequestError {
     /// The request itself failed.
     #[error(transparent)]
     Failed(ConnectError),
+    /// Sent on to the leader, which refused it (its status and message).
+    #[error("the leader at {leader} answered {status}: {message}")]
+    Leader {
+        /// The leader's URL.
+        leader: String,
+        /// The leader's HTTP status.
+        status: u16,
+        /// The leader's answer.
+        message: String,
+    },
 }
 
 #[async_trait]
@@ -1036,8 +1125,9 @@ impl Herder for DistributedHerder {
         name: &str,
         body: &[u8],
         signature: Option<(&str, &str)>,
+        forward: Option<bool>,
     ) -> std::result::Result<(), InternalRefusal> {
-        self.take_task_configs(name, body, signature)
+        self.take_task_configs(name, body, signature, forward)
             .await
             .map_err(InternalRequestError::refusal)
     }
@@ -1047,8 +1137,9 @@ impl Herder for DistributedHerder {
         name: &str,
         body: &[u8],
         signature: Option<(&str, &str)>,
+        forward: Option<bool>,
     ) -> std::result::Result<(), InternalRefusal> {
-        self.take_fencing_request(name, body, signature)
+        self.take_fencing_request(name, body, signature, forward)
             .await
             .map_err(InternalRequestError::refusal)
     }
@@ -1059,6 +1150,7 @@ impl InternalRequestError {
     pub fn status(&self) -> u16 {
         match self {
             InternalRequestError::NotLeader(_) | InternalRequestError::NoSessionKey => 409,
+            InternalRequestError::Leader { status, .. } => *status,
             InternalRequestError::Signature(internal::SignatureError::Invalid) => 403,
             InternalRequestError::Signature(_) => 400,
             InternalRequestError::Failed(e) => match e.kind() {

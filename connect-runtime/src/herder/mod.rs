@@ -172,15 +172,19 @@ pub trait Herder: Send + Sync + 'static {
     /// owner hands its new task configs (`body`, a JSON array of string
     /// maps) to the group leader, signed as KIP-507 says (`signature`: the
     /// `X-Connect-Request-Signature-Algorithm` and
-    /// `X-Connect-Authorization` headers). Only a distributed herder takes
-    /// them; a standalone worker answers 404.
+    /// `X-Connect-Authorization` headers). `forward` is the request's
+    /// `forward` query parameter: a worker that does not lead sends the
+    /// request on to the leader unless it is `false` (Kafka's bound on
+    /// hops). Only a distributed herder takes them; a standalone worker
+    /// answers 404.
     async fn accept_task_configs(
         &self,
         name: &str,
         body: &[u8],
         signature: Option<(&str, &str)>,
+        forward: Option<bool>,
     ) -> std::result::Result<(), InternalRefusal> {
-        let _ = (name, body, signature);
+        let _ = (name, body, signature, forward);
         Err(InternalRefusal {
             status: 404,
             message: "Internal task config requests are only taken by distributed workers"
@@ -191,16 +195,17 @@ pub trait Herder: Send + Sync + 'static {
     /// The internal request `PUT /connectors/{name}/fence` (KIP-618): the
     /// group leader fences the transactional producers of the exactly-once
     /// source connector's earlier task generations and records its task
-    /// count, signed as [`Herder::accept_task_configs`] (over `body`,
-    /// empty). Only a distributed herder takes it; a standalone worker
-    /// answers 404.
+    /// count, signed and sent on as [`Herder::accept_task_configs`] (over
+    /// `body`, empty). Only a distributed herder takes it; a standalone
+    /// worker answers 404.
     async fn fence_zombies(
         &self,
         name: &str,
         body: &[u8],
         signature: Option<(&str, &str)>,
+        forward: Option<bool>,
     ) -> std::result::Result<(), InternalRefusal> {
-        let _ = (name, body, signature);
+        let _ = (name, body, signature, forward);
         Err(InternalRefusal {
             status: 404,
             message: "Zombie fencing requests are only taken by distributed workers".to_string(),

@@ -350,14 +350,16 @@ pub(super) async fn status(
 pub(super) async fn put_task_configs(
     State(state): State<Shared>,
     Path(name): Path<String>,
+    RawQuery(query): RawQuery,
     headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
     let signature = signature(&headers);
+    let forward = forward_param(&query);
     internal_answer(
         state
             .herder
-            .accept_task_configs(&name, &body, signature)
+            .accept_task_configs(&name, &body, signature, forward)
             .await,
     )
 }
@@ -368,11 +370,29 @@ pub(super) async fn put_task_configs(
 pub(super) async fn fence(
     State(state): State<Shared>,
     Path(name): Path<String>,
+    RawQuery(query): RawQuery,
     headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> ApiResult<StatusCode> {
     let signature = signature(&headers);
-    internal_answer(state.herder.fence_zombies(&name, &body, signature).await)
+    let forward = forward_param(&query);
+    internal_answer(
+        state
+            .herder
+            .fence_zombies(&name, &body, signature, forward)
+            .await,
+    )
+}
+
+/// Kafka's `forward` query parameter: `Some(false)` on a request another
+/// worker sent on already, `None` when absent. Read as Java reads a
+/// `Boolean` query parameter: anything but `true` (any case) is false.
+fn forward_param(query: &Option<String>) -> Option<bool> {
+    query_pairs(query)
+        .into_iter()
+        .rev()
+        .find(|(k, _)| k == "forward")
+        .map(|(_, v)| v.eq_ignore_ascii_case("true"))
 }
 
 /// The KIP-507 signature headers of an internal request, when both are
@@ -448,11 +468,7 @@ pub(super) async fn restart_task(
 ) -> ApiResult<StatusCode> {
     let t = task_number(&name, &task)?;
     // Sent on by another worker (Kafka's `forward=false`): here or not at all.
-    let forwarded = query.as_deref().unwrap_or("").split('&').any(|kv| {
-        kv.split_once('=')
-            .is_some_and(|(k, v)| k == "forward" && v.eq_ignore_ascii_case("false"))
-    });
-    if forwarded {
+    if forward_param(&query) == Some(false) {
         state.herder.restart_task_here(&name, t).await?;
     } else {
         state.herder.restart_task(&name, t).await?;
@@ -594,6 +610,15 @@ pub(super) async fn reset_offsets(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_forward_parameter_is_absent_true_or_false() {
+        assert_eq!(forward_param(&None), None);
+        assert_eq!(forward_param(&Some("x=1".into())), None);
+        assert_eq!(forward_param(&Some("forward=false".into())), Some(false));
+        assert_eq!(forward_param(&Some("forward=TRUE".into())), Some(true));
+        assert_eq!(forward_param(&Some("forward=maybe".into())), Some(false));
+    }
 
     #[test]
     fn query_decoding() {

@@ -44,7 +44,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use basic_auth::{BasicAuth, BASIC_AUTH_EXTENSION, EXTENSIONS_KEY, JAAS_KEY};
-pub use client::RestClient;
+pub use client::{HttpReply, RestClient};
 pub use listener::{
     ClientAuth, HttpsConnector, HttpsSettings, ListenerSpec, Scheme, ADMIN_HTTPS_PREFIX,
     HTTPS_PREFIX,

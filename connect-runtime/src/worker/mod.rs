@@ -289,6 +289,11 @@ impl Worker {
         let _ = self.inner.zombie_fencing.set(fencing);
     }
 
+    /// The zombie fencing set by [`Worker::set_zombie_fencing`], if any.
+    pub fn zombie_fencing(&self) -> Option<Arc<dyn ZombieFencing>> {
+        self.inner.zombie_fencing.get().cloned()
+    }
+
     /// The worker id shown in statuses.
     pub fn worker_id(&self) -> &str {
         match self.inner.bound_id.get() {
