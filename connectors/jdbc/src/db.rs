@@ -601,6 +601,8 @@ pub(crate) struct CatalogColumn {
     pub(crate) nullable: bool,
     pub(crate) precision: Option<i32>,
     pub(crate) scale: Option<i32>,
+    /// PostgreSQL's type name (`udt_name`); `None` elsewhere.
+    pub(crate) type_name: Option<String>,
 }
 
 /// The columns of `table` (qualified or not); empty when it does not exist.
@@ -616,8 +618,8 @@ pub(crate) async fn catalog_columns(
     let rows = match dialect {
         Dialect::Postgres => {
             pool.text_rows(
-                "SELECT column_name::text, is_nullable::text, numeric_precision::text, numeric_scale::text \
-                 FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2",
+                "SELECT column_name::text, is_nullable::text, numeric_precision::text, numeric_scale::text, \
+                 udt_name::text FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2",
                 &[schema.unwrap_or("public"), name],
             )
             .await?
@@ -626,7 +628,7 @@ pub(crate) async fn catalog_columns(
             Some(db) => {
                 pool.text_rows(
                     "SELECT CAST(column_name AS CHAR), CAST(is_nullable AS CHAR), CAST(numeric_precision AS CHAR), \
-                     CAST(numeric_scale AS CHAR) FROM information_schema.columns WHERE table_schema = ? AND table_name = ?",
+                     CAST(numeric_scale AS CHAR), NULL FROM information_schema.columns WHERE table_schema = ? AND table_name = ?",
                     &[db, name],
                 )
                 .await?
@@ -634,7 +636,7 @@ pub(crate) async fn catalog_columns(
             None => {
                 pool.text_rows(
                     "SELECT CAST(column_name AS CHAR), CAST(is_nullable AS CHAR), CAST(numeric_precision AS CHAR), \
-                     CAST(numeric_scale AS CHAR) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ?",
+                     CAST(numeric_scale AS CHAR), NULL FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ?",
                     &[name],
                 )
                 .await?
@@ -642,7 +644,7 @@ pub(crate) async fn catalog_columns(
         },
         Dialect::Sqlite => {
             pool.text_rows(
-                "SELECT name, CASE WHEN \"notnull\" = 0 AND pk = 0 THEN 'YES' ELSE 'NO' END, NULL, NULL \
+                "SELECT name, CASE WHEN \"notnull\" = 0 AND pk = 0 THEN 'YES' ELSE 'NO' END, NULL, NULL, NULL \
                  FROM pragma_table_info(?)",
                 &[name],
             )
@@ -660,11 +662,13 @@ pub(crate) async fn catalog_columns(
                 .is_none_or(|n| n.eq_ignore_ascii_case("YES"));
             let precision = r.next().flatten().and_then(|p| p.parse().ok());
             let scale = r.next().flatten().and_then(|p| p.parse().ok());
+            let type_name = r.next().flatten();
             Some(CatalogColumn {
                 name,
                 nullable,
                 precision,
                 scale,
+                type_name,
             })
         })
         .collect())

@@ -1123,3 +1123,87 @@ async fn postgres_numeric_values_of_every_size_and_sign_read_and_write_exactly()
         .collect();
     assert_eq!(copied, want, "written exactly");
 }
+
+#[tokio::test]
+async fn string_fields_reach_postgres_uuid_and_json_columns() {
+    let Some(db) = Db::postgres("string_fields_reach_postgres_uuid_and_json_columns").await else {
+        return;
+    };
+    db.exec("DROP TABLE IF EXISTS sink_docs").await;
+    db.exec(
+        "CREATE TABLE sink_docs (id BIGINT NOT NULL PRIMARY KEY, ref UUID, body JSONB, raw JSON)",
+    )
+    .await;
+    let schema = SchemaBuilder::struct_()
+        .name("Doc")
+        .field("id", Schema::int64())
+        .field("ref", Schema::optional_string())
+        .field("body", Schema::optional_string())
+        .field("raw", Schema::optional_string())
+        .build()
+        .unwrap();
+    let key = SchemaBuilder::struct_()
+        .field("id", Schema::int64())
+        .build()
+        .unwrap();
+    let doc = |id: i64, r: Option<&str>, body: Option<&str>| {
+        let mut v = Struct::new(schema.clone()).unwrap();
+        v.put("id", id).unwrap();
+        for (f, x) in [("ref", r), ("body", body), ("raw", body)] {
+            if let Some(x) = x {
+                v.put(f, x).unwrap();
+            }
+        }
+        let mut k = Struct::new(key.clone()).unwrap();
+        k.put("id", id).unwrap();
+        Record::new("sink_docs", Some(schema.clone()), Value::Struct(v))
+            .with_key(Some(key.clone()), Value::Struct(k))
+    };
+    let mut config = db.config(&[("insert.mode", "upsert"), ("pk.mode", "record_key")]);
+    config.insert("topics".into(), "sink_docs".into());
+    let mut h = SinkHarness::for_connector(JdbcSinkConnector::default()).without_reporter();
+    h.start(config).await.unwrap();
+    h.open(&[TopicPartition::new("sink_docs", 0)])
+        .await
+        .unwrap();
+    let batch = sink_records(
+        0,
+        0,
+        [
+            doc(
+                1,
+                Some("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"),
+                Some("{\"a\": [1, 2]}"),
+            ),
+            doc(2, None, None),
+            doc(3, Some("00000000-0000-0000-0000-000000000003"), Some("{}")),
+        ],
+    );
+    h.put(&batch).await.unwrap();
+    // Redelivered: the upsert writes the same rows again.
+    h.put(&batch).await.unwrap();
+    h.stop().await.unwrap();
+    let rows = db
+        .texts(
+            "SELECT CAST(id AS TEXT), ref::text, body->>'a', raw::text FROM sink_docs ORDER BY id",
+        )
+        .await;
+    assert_eq!(
+        rows,
+        vec![
+            vec![
+                Some("1".to_string()),
+                Some("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11".to_string()),
+                Some("[1, 2]".to_string()),
+                Some("{\"a\": [1, 2]}".to_string()),
+            ],
+            vec![Some("2".to_string()), None, None, None],
+            vec![
+                Some("3".to_string()),
+                Some("00000000-0000-0000-0000-000000000003".to_string()),
+                None,
+                Some("{}".to_string()),
+            ],
+        ]
+    );
+}

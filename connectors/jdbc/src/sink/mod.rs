@@ -121,6 +121,18 @@ impl std::fmt::Debug for JdbcSinkTask {
     }
 }
 
+/// Column name -> the type its parameter is cast to.
+type Casts = HashMap<String, &'static str>;
+
+/// The PostgreSQL column types that take no text parameter but read text
+/// when cast: a STRING field written to one is cast in the statement, as
+/// Confluent's users get with `stringtype=unspecified` in the URL.
+fn pg_cast(udt_name: &str) -> Option<&'static str> {
+    ["uuid", "json", "jsonb", "inet", "cidr", "macaddr", "xml"]
+        .into_iter()
+        .find(|t| *t == udt_name)
+}
+
 /// A cached statement: what it writes, and its text.
 struct Cached {
     table: String,
@@ -169,6 +181,9 @@ struct SinkState {
     /// The columns of each table written to, as the catalog (or our own
     /// DDL) last described them.
     tables: HashMap<String, HashSet<String>>,
+    /// The columns of each table that take their parameter cast to their
+    /// type (PostgreSQL refuses text for uuid, json, ...).
+    casts: HashMap<String, Casts>,
     /// Statement text by table, operation and column names.
     /// Statements by [`shape_hash`] (several per hash on a collision).
     statements: HashMap<u64, Vec<Cached>>,
@@ -198,11 +213,15 @@ impl SinkState {
         let dialect = self.settings.conn.dialect;
         let quote = self.settings.conn.quote;
         if !self.tables.contains_key(&*op.table) {
-            let columns: HashSet<String> = catalog_columns(&self.pool, dialect, &op.table)
-                .await?
-                .into_iter()
-                .map(|c| c.name)
+            let catalog = catalog_columns(&self.pool, dialect, &op.table).await?;
+            let casts: Casts = catalog
+                .iter()
+                .filter_map(|c| Some((c.name.clone(), pg_cast(c.type_name.as_deref()?)?)))
                 .collect();
+            if !casts.is_empty() {
+                self.casts.insert(op.table.to_string(), casts);
+            }
+            let columns: HashSet<String> = catalog.into_iter().map(|c| c.name).collect();
             if columns.is_empty() {
                 if !self.settings.auto_create {
                     return Err(ConnectError::config(
@@ -296,8 +315,15 @@ impl SinkState {
             self.multi_row.clear();
         }
         let names = |cols: &[Col<'_>]| cols.iter().map(|c| c.name.to_string()).collect();
-        let sql: Arc<str> =
-            statement_sql(self.settings.conn.dialect, self.settings.conn.quote, op, 1).into();
+        let casts = self.casts.get(&*op.table);
+        let sql: Arc<str> = statement_sql(
+            self.settings.conn.dialect,
+            self.settings.conn.quote,
+            casts,
+            op,
+            1,
+        )
+        .into();
         self.statements.entry(hash).or_default().push(Cached {
             table: op.table.to_string(),
             op: op.op,
@@ -350,7 +376,10 @@ impl SinkState {
                 let id = Arc::as_ptr(&statements[start]) as *const u8 as usize;
                 self.multi_row
                     .entry((id, n))
-                    .or_insert_with(|| statement_sql(dialect, quote, first, n).into())
+                    .or_insert_with(|| {
+                        statement_sql(dialect, quote, self.casts.get(&*first.table), first, n)
+                            .into()
+                    })
                     .clone()
             };
             units.push(Unit {
@@ -435,19 +464,36 @@ fn create_table(dialect: Dialect, quote: bool, op: &RowOp<'_>) -> Result<String>
 /// The statement of a row operation, for `rows` rows of the same shape
 /// (inserts and upserts only; others are single-row); parameters in
 /// [`params`] order, row after row.
-fn statement_sql(dialect: Dialect, quote: bool, op: &RowOp<'_>, rows: usize) -> String {
+fn statement_sql(
+    dialect: Dialect,
+    quote: bool,
+    casts: Option<&Casts>,
+    op: &RowOp<'_>,
+    rows: usize,
+) -> String {
     let mut sql = String::new();
     let mut n = 0;
-    let mut param = |sql: &mut String| {
+    // A parameter for `column`, cast to the column's type where the
+    // database takes no text for it (PostgreSQL's uuid, json, ...).
+    let mut param = |sql: &mut String, column: &str| {
         n += 1;
-        dialect.push_param(sql, n);
+        match casts.and_then(|c| c.get(column)) {
+            Some(ty) => {
+                sql.push_str("CAST(");
+                dialect.push_param(sql, n);
+                sql.push_str(" AS ");
+                sql.push_str(ty);
+                sql.push(')');
+            }
+            None => dialect.push_param(sql, n),
+        }
     };
-    let conditions = |sql: &mut String, param: &mut dyn FnMut(&mut String)| {
+    let conditions = |sql: &mut String, param: &mut dyn FnMut(&mut String, &str)| {
         for (i, k) in op.keys.iter().enumerate() {
             sql.push_str(if i == 0 { " WHERE " } else { " AND " });
             dialect.push_ident(sql, &k.name, quote);
             sql.push_str(" = ");
-            param(sql);
+            param(sql, &k.name);
         }
     };
     match op.op {
@@ -464,11 +510,11 @@ fn statement_sql(dialect: Dialect, quote: bool, op: &RowOp<'_>, rows: usize) -> 
             sql.push_str(") VALUES ");
             for row in 0..rows {
                 sql.push_str(if row == 0 { "(" } else { ", (" });
-                for i in 0..op.keys.len() + op.values.len() {
+                for (i, c) in op.keys.iter().chain(&op.values).enumerate() {
                     if i > 0 {
                         sql.push_str(", ");
                     }
-                    param(&mut sql);
+                    param(&mut sql, &c.name);
                 }
                 sql.push(')');
             }
@@ -488,7 +534,7 @@ fn statement_sql(dialect: Dialect, quote: bool, op: &RowOp<'_>, rows: usize) -> 
                 }
                 dialect.push_ident(&mut sql, &c.name, quote);
                 sql.push_str(" = ");
-                param(&mut sql);
+                param(&mut sql, &c.name);
             }
             conditions(&mut sql, &mut param);
         }
@@ -616,6 +662,7 @@ impl SinkTask for JdbcSinkTask {
             pool,
             reporter: context.errant_record_reporter(),
             tables: HashMap::new(),
+            casts: HashMap::new(),
             statements: HashMap::new(),
             multi_row: HashMap::new(),
             batch_size,
@@ -789,20 +836,35 @@ mod tests {
     #[test]
     fn multi_row_statements_number_their_parameters_row_after_row() {
         assert_eq!(
-            statement_sql(Dialect::Postgres, true, &op(Op::Upsert), 2),
+            statement_sql(Dialect::Postgres, true, None, &op(Op::Upsert), 2),
             "INSERT INTO \"t\" (\"id\", \"v\") VALUES ($1, $2), ($3, $4) ON CONFLICT (\"id\") DO UPDATE SET \"v\" = EXCLUDED.\"v\""
         );
         assert_eq!(
-            statement_sql(Dialect::MySql, false, &op(Op::Insert), 2),
+            statement_sql(Dialect::MySql, false, None, &op(Op::Insert), 2),
             "INSERT INTO t (id, v) VALUES (?, ?), (?, ?)"
         );
         assert_eq!(
-            statement_sql(Dialect::Sqlite, false, &op(Op::Update), 1),
+            statement_sql(Dialect::Sqlite, false, None, &op(Op::Update), 1),
             "UPDATE t SET v = ? WHERE id = ?"
         );
         assert_eq!(
-            statement_sql(Dialect::Postgres, false, &op(Op::Delete), 1),
+            statement_sql(Dialect::Postgres, false, None, &op(Op::Delete), 1),
             "DELETE FROM t WHERE id = $1"
         );
+    }
+
+    #[test]
+    fn columns_that_take_no_text_get_their_parameter_cast() {
+        let casts = Casts::from([("v".to_string(), "uuid")]);
+        assert_eq!(
+            statement_sql(Dialect::Postgres, false, Some(&casts), &op(Op::Upsert), 2),
+            "INSERT INTO t (id, v) VALUES ($1, CAST($2 AS uuid)), ($3, CAST($4 AS uuid)) ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v"
+        );
+        assert_eq!(
+            statement_sql(Dialect::Postgres, false, Some(&casts), &op(Op::Update), 1),
+            "UPDATE t SET v = CAST($1 AS uuid) WHERE id = $2"
+        );
+        assert_eq!(pg_cast("jsonb"), Some("jsonb"));
+        assert_eq!(pg_cast("text"), None);
     }
 }
