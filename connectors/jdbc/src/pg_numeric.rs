@@ -14,6 +14,8 @@ use sqlx::error::BoxDynError;
 use sqlx::postgres::{PgArgumentBuffer, PgTypeInfo, PgValueFormat, PgValueRef, Postgres};
 use sqlx::{Decode, Encode, Type};
 
+use crate::db::rescale_rounding;
+
 const NBASE: u128 = 10_000;
 const SIGN_NEGATIVE: u16 = 0x4000;
 const SIGN_NAN: u16 = 0xC000;
@@ -136,10 +138,7 @@ impl PgNumericBytes<'_> {
             }
             Raw::Text(text) => text.parse::<BigDecimal>()?.into_bigint_and_exponent(),
         };
-        Ok(BigDecimal::new(unscaled, exponent)
-            .with_scale_round(i64::from(scale), bigdecimal::RoundingMode::HalfEven)
-            .into_bigint_and_exponent()
-            .0)
+        Ok(rescale_rounding(unscaled, exponent, scale))
     }
 }
 

@@ -39,11 +39,7 @@ impl DbTimeZone {
             DbTimeZone::Fixed(fixed) => fixed,
             DbTimeZone::Named(tz) => tz.offset_from_utc_datetime(&naive).fix(),
         };
-        if offset.local_minus_utc() == 0 {
-            // UTC, the default: no arithmetic per value.
-            return Some(naive);
-        }
-        naive.checked_add_signed(Duration::seconds(i64::from(offset.local_minus_utc())))
+        shift(naive, offset.local_minus_utc())
     }
 
     /// The instant a wall-clock time of this zone names. A time that
@@ -63,14 +59,19 @@ impl DbTimeZone {
                     .unwrap_or(Utc.fix()),
             },
         };
-        if offset.local_minus_utc() == 0 {
-            return local.and_utc();
-        }
-        local
-            .checked_sub_signed(Duration::seconds(i64::from(offset.local_minus_utc())))
+        shift(local, -offset.local_minus_utc())
             .unwrap_or(local)
             .and_utc()
     }
+}
+
+/// `t` moved by `seconds`; `None` past chrono's range. No arithmetic for
+/// UTC, the default, as it is done for every timestamp value.
+fn shift(t: NaiveDateTime, seconds: i32) -> Option<NaiveDateTime> {
+    if seconds == 0 {
+        return Some(t);
+    }
+    t.checked_add_signed(Duration::seconds(i64::from(seconds)))
 }
 
 #[cfg(test)]

@@ -706,15 +706,11 @@ impl SinkTask for JdbcSinkTask {
                     .map_or(0, connect_api::Schema::addr),
                 record.value.is_null(),
             );
-            let same = match &last {
+            let (table, same_sql) = match &last {
                 Some((s, topic, table, sql)) if *s == shape && *topic == record.topic => {
-                    Some((table.clone(), sql.clone()))
+                    (table.clone(), Some(sql.clone()))
                 }
-                _ => None,
-            };
-            let table = match &same {
-                Some((table, _)) => table.clone(),
-                None => state.table_of(&record.topic),
+                _ => (state.table_of(&record.topic), None),
             };
             let op = match row_op(&state.settings, record, table) {
                 Ok(Some(op)) => op,
@@ -724,8 +720,8 @@ impl SinkTask for JdbcSinkTask {
                     continue;
                 }
             };
-            let sql = match same {
-                Some((_, sql)) => sql,
+            let sql = match same_sql {
+                Some(sql) => sql,
                 None => {
                     if let Err(e) = state.ensure_table(&op).await {
                         if e.is_retriable()
