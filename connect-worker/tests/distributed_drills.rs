@@ -3,7 +3,11 @@
 //! lines appended under load, a file sink writes them out, and the drills
 //! kill, add, remove and restart things while the lines flow. Every drill
 //! ends with every line in the sink file (at-least-once: repeats are
-//! counted and reported, never a loss) and prints a timeline.
+//! counted and reported, never a loss) and prints a timeline. The
+//! exactly-once drills (issue #28) count the topic itself with a
+//! `read_committed` reader instead: every line once. `EOS_DRILL_CYCLES`
+//! sets their kill -9 cycles (20 in CI; e.g. 100 for a long run), and
+//! `DRILL_SEED` replays a run's random choices.
 //!
 //! The drills run one after another (one lock), so that a loaded 2-core
 //! machine does not run 8 workers at once and miss heartbeats.
@@ -18,7 +22,8 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::{
-    curl, free_port, real_bootstrap, set_client_quotas, try_curl, unique_suffix, Node, OwnBroker,
+    curl, free_port, real_bootstrap, set_client_quotas, try_curl, unique_suffix, CommittedReader,
+    Node, OwnBroker,
 };
 use serde_json::Value;
 
@@ -1425,72 +1430,257 @@ fn rest_answers_under_churn_on_real_kafka() {
     }
 }
 
-/// The payload of every record of `topic` as a `read_committed` consumer
-/// sees it, until `done` says it has enough or 90 s pass.
-fn read_committed_values(
-    bootstrap: &str,
-    topic: &str,
-    done: impl Fn(&[String]) -> bool,
-) -> Vec<String> {
-    use connect_runtime::kafka::rdkafka_adapter::RdKafkaCluster;
-    use connect_runtime::kafka::{ClientConfig, ConsumerEvent, KafkaCluster, Subscription};
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let mut config = ClientConfig::new();
-        config.insert("bootstrap.servers".into(), bootstrap.to_string());
-        config.insert("group.id".into(), format!("reader-{topic}"));
-        config.insert("auto.offset.reset".into(), "earliest".into());
-        config.insert("enable.auto.commit".into(), "false".into());
-        config.insert("isolation.level".into(), "read_committed".into());
-        let cluster = RdKafkaCluster::new(ClientConfig::new());
-        let mut consumer = cluster.consumer(&config).unwrap();
-        consumer
-            .subscribe(&Subscription::Topics(vec![topic.to_string()]))
-            .unwrap();
-        let mut values = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(90);
-        while !done(&values) && Instant::now() < deadline {
-            if let Ok(Some(ConsumerEvent::Records(records))) =
-                consumer.poll(Duration::from_millis(500)).await
-            {
-                for r in records {
-                    // The workers' JsonConverter: {"schema":..,"payload":"line-.."}.
-                    let value = r.value.as_deref().unwrap_or_default();
-                    let json: Value = serde_json::from_slice(value).unwrap_or_default();
-                    let payload = json["payload"].as_str().map(str::to_string);
-                    values.push(
-                        payload.unwrap_or_else(|| String::from_utf8_lossy(value).into_owned()),
-                    );
-                }
-            }
-        }
-        values
-    })
+/// Whether `reader` has read every drill line below `written`.
+fn has_lines(reader: &CommittedReader, written: usize) -> bool {
+    reader.has_all((0..written).map(line))
 }
 
-/// KIP-618 on the real broker: three workers with
-/// `exactly.once.source.support=enabled`, a file source under load, and
-/// kill -9 of the worker running the source task, twice. A
-/// `read_committed` reader of the topic sees every line exactly once: the
-/// killed task's open transaction is aborted when its next instance takes
-/// over the transactional id, and that instance resumes from the offsets
-/// committed in the same transactions as the records. (At least once, the
-/// same drill delivers some lines twice.)
+/// Of the drill's lines below `written`: the missing ones, the values read
+/// more than once (with their counts), and the records that were no line.
+fn tally(reader: &CommittedReader, written: usize) -> (Vec<usize>, Vec<(String, u32)>, usize) {
+    let counts = reader.counts();
+    let missing = (0..written)
+        .filter(|&n| !counts.contains_key(&line(n)))
+        .collect();
+    let twice = counts
+        .iter()
+        .filter(|(_, &c)| c > 1)
+        .map(|(v, &c)| (v.clone(), c))
+        .collect();
+    let other = counts
+        .iter()
+        .filter(|(v, _)| !v.starts_with("line-"))
+        .map(|(_, &c)| c as usize)
+        .sum();
+    (missing, twice, other)
+}
+
+/// A small seeded generator for the drills' random choices: the seed is
+/// printed, and `DRILL_SEED` replays a run's choices.
+struct DrillRng(u64);
+
+impl DrillRng {
+    fn new(d: &Drill) -> DrillRng {
+        let seed = std::env::var("DRILL_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            });
+        d.note(format!("random choices from DRILL_SEED={seed}"));
+        DrillRng(seed)
+    }
+
+    /// splitmix64: each output well mixed even from a seed of nanoseconds.
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    }
+}
+
+/// How many kill -9/restart cycles the exactly-once drill and its
+/// at-least-once twin run: 20 in CI (what the issue asks), more with
+/// `EOS_DRILL_CYCLES`, e.g. 100 for a long run.
+fn eos_drill_cycles() -> usize {
+    std::env::var("EOS_DRILL_CYCLES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20)
+}
+
+/// Three workers, a FileStream source under load, and `cycles` rounds of
+/// kill -9 of a worker and its restart (every other round the one running
+/// the source task, the others a random one); after each round the drill
+/// waits until a `read_committed` reader has every line written so far (the
+/// source runs again), so no two kills fall on one outage. Returns the
+/// reader's tally once every written line has arrived: lines read more
+/// than once, and records that were no line.
+fn kill_9_cycles_under_load(
+    d: &mut Drill,
+    exactly_once: bool,
+    cycles: usize,
+) -> (usize, Vec<(String, u32)>, usize) {
+    let support = if exactly_once { "enabled" } else { "disabled" };
+    for _ in 0..3 {
+        d.start_worker_with(&format!("exactly.once.source.support={support}\n"));
+    }
+    let topic = format!("lines{}", d.unique);
+    let reader = CommittedReader::start(&d.bootstrap, &topic);
+    let writer = Writer::start(&d.path("in.txt"), 400);
+    let mut config = serde_json::json!({
+        "connector.class": "FileStreamSource",
+        "file": d.path("in.txt"),
+        "topic": topic,
+    });
+    if exactly_once {
+        config["transaction.boundary"] = "poll".into();
+    }
+    d.create(0, "source", config);
+    let units = [("source", 1)];
+    d.wait("the source running", || {
+        d.all_running_on_live(&units).then_some(())
+    });
+    let mut rng = DrillRng::new(d);
+    let mut task_kills = 0;
+    for cycle in 0..cycles {
+        // Let lines flow for a moment, so that every kill falls on a
+        // source in the middle of its work.
+        std::thread::sleep(Duration::from_millis(500 + 100 * rng.below(10) as u64));
+        // Every other kill takes the worker running the source task (the
+        // kill that replays or aborts); the others a random worker, which
+        // may be that one, the connector's or the leader.
+        let task_worker = d
+            .placement("source")
+            .into_iter()
+            .find(|(unit, _, _)| unit != "connector")
+            .map(|(_, _, worker)| worker)
+            .unwrap_or_default();
+        let victim = match cycle % 2 {
+            0 => (0..d.nodes.len())
+                .find(|&i| d.nodes[i].worker_id() == task_worker)
+                .unwrap_or_else(|| rng.below(d.nodes.len())),
+            _ => rng.below(d.nodes.len()),
+        };
+        let ran_task = d.nodes[victim].worker_id() == task_worker;
+        task_kills += usize::from(ran_task);
+        d.nodes[victim].kill_9();
+        d.note(format!(
+            "cycle {cycle}: kill -9 of worker {victim}{}; {} lines written so far",
+            if ran_task {
+                ", which ran the source task"
+            } else {
+                ""
+            },
+            writer.written()
+        ));
+        d.restart_worker(victim);
+        let written = writer.written();
+        let outage = Instant::now();
+        // Lines written before the restart all arrive: the source task runs
+        // again, wherever the group put it. A group that lost a member waits
+        // for its session to expire and the scheduled delay.
+        let deadline = Instant::now() + MOVE_BUDGET + Duration::from_secs(60);
+        while !has_lines(&reader, written) {
+            if Instant::now() > deadline {
+                let (missing, _, _) = tally(&reader, written);
+                d.fail(&format!(
+                    "cycle {cycle}: {} of the {written} lines written before the restart had \
+                     not arrived {:?} after it (first: {:?})",
+                    missing.len(),
+                    outage.elapsed(),
+                    missing.first().map(|&n| line(n))
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        d.note(format!(
+            "cycle {cycle}: all {written} lines before the restart read, {:.1} s after it",
+            outage.elapsed().as_secs_f64()
+        ));
+    }
+    let written = writer.finish();
+    d.note(format!(
+        "stopped writing after {written} lines; {task_kills} of {cycles} kills hit the source task's worker"
+    ));
+    d.wait(
+        "every written line read by the read_committed reader",
+        || has_lines(&reader, written).then_some(()),
+    );
+    // Anything still in flight (a last transaction, a replay) lands
+    // before the tally: one offset flush and a poll or two.
+    std::thread::sleep(Duration::from_secs(3));
+    let (missing, twice, other) = tally(&reader, written);
+    assert!(missing.is_empty(), "checked by the wait above");
+    (written, twice, other)
+}
+
+/// KIP-618 on the real broker, the issue's "done when": three workers with
+/// `exactly.once.source.support=enabled`, a FileStream source with a
+/// transaction per poll under load, and 20 kill -9/restart cycles of
+/// workers, every other one the source task's, the others random
+/// (`EOS_DRILL_CYCLES` for more). A `read_committed` reader of the
+/// topic sees every line exactly once: a killed task's open transaction is
+/// aborted when its next instance takes over the transactional id, and that
+/// instance resumes from the offsets committed in the same transactions as
+/// the records. The twin below runs the same drill at least once and
+/// must see duplicates, so this one can fail.
 #[test]
-fn exactly_once_sources_write_each_line_once_through_kill_9_on_real_kafka() {
-    let test = "distributed_drills::exactly_once_sources_write_each_line_once_through_kill_9_on_real_kafka";
+fn exactly_once_sources_write_each_line_once_through_kill_9_cycles_on_real_kafka() {
+    let test = "distributed_drills::exactly_once_sources_write_each_line_once_through_kill_9_cycles_on_real_kafka";
     let Some(bootstrap) = real_bootstrap(test) else {
         return;
     };
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut d = Drill::new("eos-kill-9", bootstrap.clone());
+    let mut d = Drill::new("eos-kill-9", bootstrap);
+    let cycles = eos_drill_cycles();
+    let (written, twice, other) = kill_9_cycles_under_load(&mut d, true, cycles);
+    if !twice.is_empty() || other > 0 {
+        d.fail(&format!(
+            "of {written} lines, {} were read more than once (first 5: {:?}); {other} records \
+             were no line",
+            twice.len(),
+            &twice[..twice.len().min(5)]
+        ));
+    }
+    d.note(format!(
+        "all {written} lines read exactly once through {cycles} kill -9 cycles"
+    ));
+}
+
+/// The exactly-once drill's twin with `exactly.once.source.support=disabled`:
+/// the same kills deliver some lines twice (offsets flushed every 500 ms
+/// trail the records), which is what the exactly-once mode removes. It
+/// fails if no line arrives twice, since then the exactly-once drill proves
+/// nothing.
+#[test]
+fn at_least_once_sources_write_lines_twice_through_the_same_kill_9_cycles_on_real_kafka() {
+    let test = "distributed_drills::at_least_once_sources_write_lines_twice_through_the_same_kill_9_cycles_on_real_kafka";
+    let Some(bootstrap) = real_bootstrap(test) else {
+        return;
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut d = Drill::new("alo-kill-9", bootstrap);
+    let cycles = eos_drill_cycles();
+    let (written, twice, _) = kill_9_cycles_under_load(&mut d, false, cycles);
+    if twice.is_empty() {
+        d.fail(&format!(
+            "at least once, {cycles} kill -9 cycles delivered all {written} lines exactly once: \
+             the exactly-once drill's twin shows nothing for it to remove"
+        ));
+    }
+    let extra: u32 = twice.iter().map(|(_, c)| c - 1).sum();
+    d.note(format!(
+        "at least once: all {written} lines arrived, {} of them more than once ({extra} extra records)",
+        twice.len()
+    ));
+}
+
+/// A zombie task, the issue's way: the worker running an exactly-once
+/// source task is paused with SIGSTOP past its session, the group gives
+/// the task to another worker, whose producer takes over the task's
+/// transactional id; then the paused worker resumes (SIGCONT) with an open
+/// transaction and a file that grew meanwhile, and its task tries to commit.
+/// It cannot: a `read_committed` reader sees every line exactly once, and
+/// the task ends RUNNING where the group put it.
+#[test]
+fn a_paused_worker_cannot_commit_after_its_exactly_once_task_moved_on_real_kafka() {
+    let test = "distributed_drills::a_paused_worker_cannot_commit_after_its_exactly_once_task_moved_on_real_kafka";
+    let Some(bootstrap) = real_bootstrap(test) else {
+        return;
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut d = Drill::new("eos-zombie", bootstrap);
     for _ in 0..3 {
         d.start_worker_with("exactly.once.source.support=enabled\n");
     }
     let topic = format!("lines{}", d.unique);
+    let reader = CommittedReader::start(&d.bootstrap, &topic);
     let writer = Writer::start(&d.path("in.txt"), 400);
     d.create(
         0,
@@ -1506,58 +1696,77 @@ fn exactly_once_sources_write_each_line_once_through_kill_9_on_real_kafka() {
     d.wait("the exactly-once source running", || {
         d.all_running_on_live(&units).then_some(())
     });
-    for round in 0..2 {
-        std::thread::sleep(Duration::from_secs(2));
-        let task_worker = d
-            .placement("source")
+    std::thread::sleep(Duration::from_secs(2));
+    let task_on = |from: usize| {
+        d.placement_from(from, "source")
             .into_iter()
-            .find(|(name, _, _)| name != "connector")
+            .find(|(unit, state, _)| unit != "connector" && state == "RUNNING")
             .map(|(_, _, worker)| worker)
-            .expect("the task's worker");
-        let victim = (0..d.nodes.len())
-            .find(|&i| d.nodes[i].alive() && d.nodes[i].worker_id() == task_worker)
-            .expect("the worker running the task");
-        d.nodes[victim].kill_9();
-        d.note(format!(
-            "round {round}: kill -9 of worker {victim}, which ran the source task; {} lines written so far",
-            writer.written()
-        ));
-        d.wait("the source task running on a live worker", || {
-            d.all_running_on_live(&units).then_some(())
-        });
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    let written = writer.finish();
-    d.note(format!("stopped writing after {written} lines"));
-    let expected: std::collections::BTreeSet<String> = (0..written).map(line).collect();
-    let values = read_committed_values(&bootstrap, &topic, |got| {
-        let seen: std::collections::BTreeSet<&str> = got.iter().map(String::as_str).collect();
-        expected.iter().all(|l| seen.contains(l.as_str()))
-    });
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for v in &values {
-        *counts.entry(v.as_str()).or_default() += 1;
-    }
-    let missing: Vec<&String> = expected
-        .iter()
-        .filter(|l| !counts.contains_key(l.as_str()))
-        .take(5)
-        .collect();
-    let twice: Vec<(&str, usize)> = counts
-        .iter()
-        .filter(|(_, n)| **n > 1)
-        .map(|(l, n)| (*l, *n))
-        .take(5)
-        .collect();
-    if !missing.is_empty() || !twice.is_empty() {
-        d.fail(&format!(
-            "of {written} lines, a read_committed reader got {} records; missing (first 5): \
-             {missing:?}; more than once (first 5): {twice:?}",
-            values.len()
-        ));
-    }
+    };
+    let zombie_id = d.wait("the task's worker", || task_on(d.any()));
+    let zombie = (0..d.nodes.len())
+        .find(|&i| d.nodes[i].worker_id() == zombie_id)
+        .expect("the worker running the task");
+    let other = (zombie + 1) % d.nodes.len();
+    let joins_before = d.nodes[zombie]
+        .log_text()
+        .matches("joined the Connect group")
+        .count();
+    d.nodes[zombie].signal("STOP");
     d.note(format!(
-        "all {written} lines in the topic exactly once ({} records)",
-        values.len()
+        "SIGSTOP to worker {zombie}, which runs the source task; {} lines written so far",
+        writer.written()
     ));
+    d.wait("the task RUNNING on another worker", || {
+        task_on(other).filter(|w| *w != zombie_id)
+    });
+    let written = writer.written();
+    d.wait(
+        "the lines written so far read, from the task's new instance",
+        || has_lines(&reader, written).then_some(()),
+    );
+    d.note(format!(
+        "the task runs on {:?}; all {written} lines written so far read",
+        task_on(other)
+    ));
+    d.nodes[zombie].signal("CONT");
+    d.note(format!("SIGCONT to worker {zombie}: the zombie wakes"));
+    d.wait("the zombie back in the group", || {
+        let joins = d.nodes[zombie]
+            .log_text()
+            .matches("joined the Connect group")
+            .count();
+        (joins > joins_before).then_some(())
+    });
+    d.wait(
+        "the task RUNNING on a worker other than the zombie, as all see it",
+        || {
+            (0..d.nodes.len())
+                .all(|i| task_on(i).is_some_and(|w| w != zombie_id))
+                .then_some(())
+        },
+    );
+    let written = writer.finish();
+    d.wait("every written line read", || {
+        has_lines(&reader, written).then_some(())
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    let (_, twice, other_records) = tally(&reader, written);
+    let fenced: Vec<String> = d.nodes[zombie]
+        .log_text()
+        .lines()
+        .filter(|l| l.contains("enced"))
+        .take(3)
+        .map(str::to_string)
+        .collect();
+    d.note(format!("the zombie's log on fencing: {fenced:#?}"));
+    if !twice.is_empty() || other_records > 0 {
+        d.fail(&format!(
+            "of {written} lines, {} were read more than once (first 5: {:?}): the zombie \
+             committed; {other_records} records were no line",
+            twice.len(),
+            &twice[..twice.len().min(5)]
+        ));
+    }
+    d.note(format!("all {written} lines read exactly once"));
 }

@@ -24,6 +24,10 @@
 //!    through the status's worker ids before the kill; the leader decides,
 //!    so a run where none does says so and only asserts that Java ran work).
 //!
+//! Two more scenarios (the same two orders) run exactly-once sources
+//! (KIP-618) on all three workers and count the topic with a
+//! `read_committed` reader: see `eos_scenario`.
+//!
 //! Differences from Java seen here (not asserted; they do not break the
 //! mixed cluster):
 //! - none in who writes what: like Java's, our REST forwards leader-only
@@ -458,6 +462,37 @@ fn all_running(s: &Json, tasks: usize) -> Result<(), String> {
     }
 }
 
+/// `name`'s status once it is the same on all `workers`, every unit
+/// RUNNING with one task.
+fn settled(run: &Run, workers: &[&Worker], name: &str) -> Json {
+    let s = run.wait(
+        &format!("the same RUNNING status of {name} on all live workers"),
+        Duration::from_secs(60),
+        || {
+            let all: Vec<Json> = workers
+                .iter()
+                .map(|w| status(w, name))
+                .collect::<Result<_, _>>()?;
+            all_running(&all[0], 1)?;
+            if all.iter().all(|s| *s == all[0]) {
+                Ok(all[0].clone())
+            } else {
+                let seen: Vec<String> = workers
+                    .iter()
+                    .zip(&all)
+                    .map(|(w, s)| format!("{} {s}", w.name))
+                    .collect();
+                Err(seen.join(" / "))
+            }
+        },
+    );
+    run.event(format!(
+        "{name}: identical status everywhere, connector/task on {:?}",
+        worker_ids(&s)
+    ));
+    s
+}
+
 /// The worker ids of a status: the connector's, then each task's.
 fn worker_ids(s: &Json) -> Vec<String> {
     std::iter::once(&s["connector"])
@@ -502,7 +537,27 @@ enum Order {
     OursFirst,
 }
 
-fn scenario(order: Order) {
+/// The three workers of a scenario in one group, the data topic, and the
+/// run's timeline.
+struct Group {
+    run: Run,
+    bootstrap: String,
+    java: Worker,
+    a: Worker,
+    b: Worker,
+    dir: PathBuf,
+    topic: String,
+    nonce: u128,
+    /// The name of the worker that led the first generation.
+    leader: &'static str,
+    /// How long the three took to join one generation.
+    join_time: Duration,
+}
+
+/// Start the Java worker and two of ours in `order`, each with the shared
+/// properties plus `extra`, and wait until they form one group (step 1 of
+/// every scenario). `None` when the test is skipped.
+fn form_group(order: Order, extra: &str) -> Option<Group> {
     let bootstrap = match std::env::var("KAFKA_BOOTSTRAP_SERVERS") {
         Ok(s) if !s.trim().is_empty() => s,
         _ => {
@@ -510,20 +565,25 @@ fn scenario(order: Order) {
                 "SKIPPED distributed_interop: needs a real Kafka broker; start one with \
                  tools/real-kafka/broker.sh start and set KAFKA_BOOTSTRAP_SERVERS",
             );
-            return;
+            return None;
         }
     };
     let project = match java_project() {
         Ok(p) => p,
-        Err(why) => return skip_java(&why),
+        Err(why) => {
+            skip_java(&why);
+            return None;
+        }
     };
     let nonce = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_micros();
-    let label = match order {
-        Order::JavaFirst => "java-leads",
-        Order::OursFirst => "ours-lead",
+    let label = match (order, extra.is_empty()) {
+        (Order::JavaFirst, true) => "java-leads",
+        (Order::OursFirst, true) => "ours-lead",
+        (Order::JavaFirst, false) => "eos-java-leads",
+        (Order::OursFirst, false) => "eos-ours-lead",
     };
     let tag = format!("interop-{label}-{}-{nonce}", std::process::id());
     let dir = std::env::temp_dir().join(&tag);
@@ -532,7 +592,7 @@ fn scenario(order: Order) {
     create_topic(&bootstrap, &topic);
 
     let (p_java, p_a, p_b) = (free_port(), free_port(), free_port());
-    let props = |port| worker_props(&bootstrap, &tag, port);
+    let props = |port| worker_props(&bootstrap, &tag, port) + extra;
     let run = Run {
         label,
         started: Instant::now(),
@@ -554,7 +614,7 @@ fn scenario(order: Order) {
         );
         run.event(format!("{} ({}) joined the group", w.name, w.id));
     };
-    let (mut java, a, b) = match order {
+    let (java, a, b) = match order {
         Order::JavaFirst => {
             let java = start_java(&project, &dir, &props(p_java), p_java);
             first_joined(&java);
@@ -636,6 +696,36 @@ fn scenario(order: Order) {
         }),
     }
 
+    Some(Group {
+        run,
+        bootstrap,
+        java,
+        a,
+        b,
+        dir,
+        topic,
+        nonce,
+        leader,
+        join_time,
+    })
+}
+
+fn scenario(order: Order) {
+    let Some(Group {
+        run,
+        mut java,
+        a,
+        b,
+        dir,
+        topic,
+        nonce,
+        leader,
+        join_time,
+        ..
+    }) = form_group(order, "")
+    else {
+        return;
+    };
     // 2. Data through sources created on Java's REST and sinks on ours.
     let prefixes: Vec<String> = ["j0", "j1", "o0"].iter().map(|s| s.to_string()).collect();
     for p in &prefixes {
@@ -697,32 +787,7 @@ fn scenario(order: Order) {
 
     // 3. The same status through all three REST APIs.
     let mut statuses = BTreeMap::new();
-    let settled = |name: &str| {
-        let s = run.wait(
-            &format!("the same RUNNING status of {name} on all three workers"),
-            Duration::from_secs(60),
-            || {
-                let all: Vec<Json> = [&java, &a, &b]
-                    .iter()
-                    .map(|w| status(w, name))
-                    .collect::<Result<_, _>>()?;
-                all_running(&all[0], 1)?;
-                if all.iter().all(|s| *s == all[0]) {
-                    Ok(all[0].clone())
-                } else {
-                    Err(format!(
-                        "java {} / ours-a {} / ours-b {}",
-                        all[0], all[1], all[2]
-                    ))
-                }
-            },
-        );
-        run.event(format!(
-            "{name}: identical status everywhere, connector/task on {:?}",
-            worker_ids(&s)
-        ));
-        s
-    };
+    let settled = |name: &str| settled(&run, &[&java, &a, &b], name);
     for (name, _) in &connectors {
         statuses.insert(name.clone(), settled(name));
     }
@@ -901,6 +966,260 @@ fn scenario(order: Order) {
     ));
     drop(a);
     drop(b);
+    if std::env::var_os("DISTRIBUTED_INTEROP_KEEP").is_some() {
+        run.event(format!("kept {} (DISTRIBUTED_INTEROP_KEEP)", dir.display()));
+    } else if !run.failed.load(Ordering::SeqCst) {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// KIP-618 in the mixed cluster, the Java worker leading first.
+#[test]
+fn exactly_once_sources_move_between_java_and_ours_java_leads() {
+    eos_scenario(Order::JavaFirst);
+}
+
+/// KIP-618 in the mixed cluster, one of ours leading first.
+#[test]
+fn exactly_once_sources_move_between_java_and_ours_ours_lead() {
+    eos_scenario(Order::OursFirst);
+}
+
+/// Exactly-once sources in the mixed cluster (issue #28, item 4): all three
+/// workers with `exactly.once.source.support=enabled`, FileStream sources
+/// with `exactly.once.support=required` created through both REST APIs
+/// until each side runs at least one task. Then kill -9 of one of ours that
+/// runs a task (its tasks move to Java or to our other worker, and the
+/// leader may change), then kill -9 of the Java worker (its tasks move to
+/// ours). After each step a `read_committed` reader of the topic has every
+/// line of every file exactly once: each new task instance had its earlier
+/// generation fenced by the leader (Java's or ours, each asked by the other
+/// side) and resumed from the offsets committed with its records.
+fn eos_scenario(order: Order) {
+    let Some(Group {
+        run,
+        bootstrap,
+        mut java,
+        a,
+        b,
+        dir,
+        topic,
+        nonce,
+        leader,
+        ..
+    }) = form_group(order, "exactly.once.source.support=enabled\n")
+    else {
+        return;
+    };
+    let reader = common::CommittedReader::start(&bootstrap, &topic);
+    let source = |p: &str| {
+        json!({
+            "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+            "tasks.max": "1",
+            "file": dir.join(format!("in-{p}.txt")).display().to_string(),
+            "topic": topic,
+            "exactly.once.support": "required",
+            "transaction.boundary": "poll",
+        })
+    };
+    let workers = [&java, &a, &b];
+    // (line prefix, connector name)
+    let mut sources: Vec<(String, String)> = Vec::new();
+    let add = |via: &Worker, sources: &mut Vec<(String, String)>| {
+        let p = format!("e{}", sources.len());
+        write_lines(&dir.join(format!("in-{p}.txt")), &p, 0, FIRST, false);
+        let name = format!("eos-{p}-{nonce}");
+        create(&run, via, &name, source(&p));
+        settled(&run, &workers, &name);
+        sources.push((p, name));
+    };
+    add(&java, &mut sources);
+    add(&a, &mut sources);
+    add(&java, &mut sources);
+    add(&b, &mut sources);
+    let task_worker = |via: &Worker, name: &str| -> String {
+        status(via, name)
+            .map(|s| {
+                s["tasks"][0]["worker_id"]
+                    .as_str()
+                    .unwrap_or("?")
+                    .to_string()
+            })
+            .unwrap_or_default()
+    };
+    // Each side runs a task: the leader places them, so add sources (at
+    // most 4 more, through the REST of the side that lacks one) until so.
+    for _ in 0..4 {
+        let on: Vec<String> = sources.iter().map(|(_, n)| task_worker(&a, n)).collect();
+        let java_runs = on.contains(&java.id);
+        let ours_run = on.iter().any(|w| *w == a.id || *w == b.id);
+        match (java_runs, ours_run) {
+            (true, true) => break,
+            (false, _) => add(&a, &mut sources),
+            (_, false) => add(&java, &mut sources),
+        }
+    }
+    let placement = |via: &Worker| -> Vec<(String, String)> {
+        sources
+            .iter()
+            .map(|(p, n)| (p.clone(), task_worker(via, n)))
+            .collect()
+    };
+    let first = placement(&a);
+    run.event(format!(
+        "exactly-once source tasks (prefix, worker): {first:?}"
+    ));
+    run.check(first.iter().any(|(_, w)| *w == java.id), || {
+        format!("no exactly-once task on the Java worker: {first:?}")
+    });
+    run.check(first.iter().any(|(_, w)| *w != java.id), || {
+        format!("no exactly-once task on ours: {first:?}")
+    });
+    let prefixes: Vec<String> = sources.iter().map(|(p, _)| p.clone()).collect();
+    let exactly_once = |to: usize, step: &str| {
+        let want = expected(&prefixes, to);
+        run.wait(
+            &format!("{step}: every line read by the read_committed reader"),
+            Duration::from_secs(120),
+            || {
+                if reader.has_all(want.iter().cloned()) {
+                    Ok(())
+                } else {
+                    let counts = reader.counts();
+                    let missing: Vec<&String> =
+                        want.iter().filter(|l| !counts.contains_key(*l)).collect();
+                    Err(format!(
+                        "{} of {} lines missing (first: {:?})",
+                        missing.len(),
+                        want.len(),
+                        missing.first()
+                    ))
+                }
+            },
+        );
+        // A replay would follow the lines it repeats: give it a moment.
+        std::thread::sleep(Duration::from_secs(3));
+        let counts = reader.counts();
+        let twice: Vec<(&String, &u32)> = counts.iter().filter(|(_, c)| **c > 1).collect();
+        let strangers: Vec<&String> = counts.keys().filter(|v| !want.contains(*v)).collect();
+        run.check(twice.is_empty() && strangers.is_empty(), || {
+            format!(
+                "{step}: {} lines read more than once (first 5: {:?}); unexpected values: {:?}",
+                twice.len(),
+                &twice[..twice.len().min(5)],
+                &strangers[..strangers.len().min(5)]
+            )
+        });
+        run.event(format!(
+            "{step}: all {} lines read exactly once",
+            want.len()
+        ));
+    };
+    exactly_once(FIRST, "before the kills");
+
+    // Kill -9 of one of ours that runs a task.
+    let (victim, survivor) = if first.iter().any(|(_, w)| *w == a.id) {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let victim_id = victim.id.clone();
+    let moved: Vec<String> = first
+        .iter()
+        .filter(|(_, w)| *w == victim_id)
+        .map(|(p, _)| p.clone())
+        .collect();
+    // Let a transaction or two commit after the last line.
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(victim); // SIGKILL
+    run.event(format!(
+        "killed {victim_id} (ours, ran {moved:?}; {leader} led first) with SIGKILL"
+    ));
+    let live = [&java, &survivor];
+    for (_, name) in &sources {
+        run.wait(
+            &format!("{name}'s task RUNNING on a live worker"),
+            Duration::from_secs(90),
+            || {
+                let s = status(&survivor, name)?;
+                all_running(&s, 1)?;
+                if worker_ids(&s).contains(&victim_id) {
+                    return Err(format!("still on the killed worker: {s}"));
+                }
+                Ok(())
+            },
+        );
+        settled(&run, &live, name);
+    }
+    let second = placement(&survivor);
+    let to_java: Vec<&String> = second
+        .iter()
+        .filter(|(p, w)| moved.contains(p) && *w == java.id)
+        .map(|(p, _)| p)
+        .collect();
+    run.event(format!(
+        "after the kill (prefix, worker): {second:?}; moved from ours to Java: {to_java:?}"
+    ));
+    if to_java.is_empty() {
+        run.event(
+            "NOTE: no task moved from ours to the Java worker this run (the leader's \
+             assignment decides); Java's tasks still move to ours below",
+        );
+    }
+    for p in &prefixes {
+        write_lines(
+            &dir.join(format!("in-{p}.txt")),
+            p,
+            FIRST,
+            FIRST + SECOND,
+            true,
+        );
+    }
+    exactly_once(FIRST + SECOND, "after the kill of ours");
+
+    // Kill -9 of the Java worker: its tasks move to ours.
+    let on_java: Vec<&String> = second
+        .iter()
+        .filter(|(_, w)| *w == java.id)
+        .map(|(p, _)| p)
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = java.child.kill();
+    let _ = java.child.wait();
+    run.event(format!(
+        "killed the Java worker (ran {on_java:?}) with SIGKILL"
+    ));
+    for (_, name) in &sources {
+        run.wait(
+            &format!("{name}'s task RUNNING on {}", survivor.id),
+            Duration::from_secs(90),
+            || {
+                let s = status(&survivor, name)?;
+                all_running(&s, 1)?;
+                if worker_ids(&s).iter().any(|w| *w != survivor.id) {
+                    return Err(format!("not all on {}: {s}", survivor.id));
+                }
+                Ok(())
+            },
+        );
+    }
+    let third = FIRST + SECOND + SECOND;
+    for p in &prefixes {
+        write_lines(
+            &dir.join(format!("in-{p}.txt")),
+            p,
+            FIRST + SECOND,
+            third,
+            true,
+        );
+    }
+    exactly_once(third, "after the kill of Java");
+    run.event(format!(
+        "done: {} exactly-once sources, tasks moved Java -> ours {on_java:?} and ours -> Java {to_java:?}",
+        sources.len()
+    ));
+    drop(reader);
+    drop(survivor);
     if std::env::var_os("DISTRIBUTED_INTEROP_KEEP").is_some() {
         run.event(format!("kept {} (DISTRIBUTED_INTEROP_KEEP)", dir.display()));
     } else if !run.failed.load(Ordering::SeqCst) {

@@ -240,6 +240,15 @@ impl Node {
         }
     }
 
+    /// Send `signal` (`STOP`, `CONT`, ...) to the process, if it runs.
+    pub(crate) fn signal(&self, signal: &str) {
+        if let Some(c) = &self.child {
+            let _ = std::process::Command::new("kill")
+                .args([&format!("-{signal}"), &c.id().to_string()])
+                .status();
+        }
+    }
+
     /// SIGTERM and wait: a graceful stop (LeaveGroup).
     pub(crate) fn terminate(&mut self) {
         if let Some(mut c) = self.child.take() {
@@ -590,5 +599,93 @@ impl Drop for Standalone {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// A `read_committed` reader of a topic on its own thread, counting how
+/// often it has read each value while the test goes on: the judge of
+/// exactly-once delivery. Values written by the workers' JsonConverter
+/// (`{"schema":..,"payload":"..."}`) count by their payload.
+pub(crate) struct CommittedReader {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    counts: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u32>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl CommittedReader {
+    /// Read `topic` from its start, `isolation.level=read_committed`.
+    pub(crate) fn start(bootstrap: &str, topic: &str) -> CommittedReader {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let counts = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashMap::new()));
+        let (s, c) = (stop.clone(), counts.clone());
+        let (bootstrap, topic) = (bootstrap.to_string(), topic.to_string());
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let mut config = ClientConfig::new();
+                config.insert("bootstrap.servers".into(), bootstrap);
+                config.insert("group.id".into(), format!("reader-{topic}"));
+                config.insert("auto.offset.reset".into(), "earliest".into());
+                config.insert("enable.auto.commit".into(), "false".into());
+                config.insert("isolation.level".into(), "read_committed".into());
+                let cluster = RdKafkaCluster::new(ClientConfig::new());
+                let mut consumer = cluster.consumer(&config).unwrap();
+                consumer
+                    .subscribe(&Subscription::Topics(vec![topic]))
+                    .unwrap();
+                while !s.load(Ordering::SeqCst) {
+                    let Ok(Some(ConsumerEvent::Records(records))) =
+                        consumer.poll(Duration::from_millis(200)).await
+                    else {
+                        continue;
+                    };
+                    let mut counts = c.lock().unwrap();
+                    for r in records {
+                        let value = r.value.as_deref().unwrap_or_default();
+                        let json: serde_json::Value =
+                            serde_json::from_slice(value).unwrap_or_default();
+                        let value = match json["payload"].as_str() {
+                            Some(p) => p.to_string(),
+                            None => String::from_utf8_lossy(value).into_owned(),
+                        };
+                        *counts.entry(value).or_default() += 1;
+                    }
+                }
+            });
+        });
+        CommittedReader {
+            stop,
+            counts,
+            thread: Some(thread),
+        }
+    }
+
+    /// How often `value` has been read so far.
+    pub(crate) fn count(&self, value: &str) -> u32 {
+        self.counts.lock().unwrap().get(value).copied().unwrap_or(0)
+    }
+
+    /// Whether every one of `values` has been read at least once.
+    pub(crate) fn has_all(&self, mut values: impl Iterator<Item = String>) -> bool {
+        let counts = self.counts.lock().unwrap();
+        values.all(|v| counts.contains_key(&v))
+    }
+
+    /// Every value read so far, with how often.
+    pub(crate) fn counts(&self) -> std::collections::HashMap<String, u32> {
+        self.counts.lock().unwrap().clone()
+    }
+}
+
+impl Drop for CommittedReader {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
