@@ -2213,3 +2213,107 @@ async fn fencing_scenario(brokers: &dyn Brokers, group: &str, zombie_fenced: boo
     b.stop().await;
     a.stop().await;
 }
+
+/// KIP-618: in an exactly-once cluster the leader writes task configs
+/// through its transactional producer `connect-cluster-<group.id>`. Once a
+/// newer leader takes that id over (here the test does, as a Java leader
+/// or one of ours elected while this one was cut off would), the old
+/// leader's task-config writes fail, and it makes none until a rebalance
+/// makes it leader again: a connector's new task count does not reach the
+/// config topic meanwhile (with plain writes it would at once). The
+/// rebalance gives the id back and the pending task configs follow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fenced_leader_writes_no_task_configs_until_it_leads_again_on_real_kafka() {
+    let test = "a_fenced_leader_writes_no_task_configs_until_it_leads_again_on_real_kafka";
+    let Some(real) = RealKafka::from_env(test) else {
+        return;
+    };
+    let group = real.topic("eos-leader");
+    let eos = [("exactly.once.source.support", "enabled")];
+    let a = node_listening(&real, &group, true, "127.0.0.1", &eos, |c| c).await;
+    eventually("the first worker leading", async || {
+        (a.herder.generation() > 0 && a.herder.is_leader()).then_some(())
+    })
+    .await;
+    let source = |tasks: &str| {
+        config(&[
+            ("connector.class", "SlowStopSource"),
+            ("tasks.max", tasks),
+            ("stop.ms", "0"),
+        ])
+    };
+    let cluster = real.cluster();
+    let configs = KafkaConfigLog::open(
+        cluster.as_ref(),
+        &ClientConfig::new(),
+        &real.topic("configs"),
+        1,
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
+    let task_count = async || {
+        configs.read_to_end().await.ok()?;
+        configs.snapshot().task_count("eos")
+    };
+    a.herder
+        .create_connector("eos", source("1"), TargetState::Started)
+        .await
+        .unwrap();
+    // Settled: the task runs, after the round that placed it and the
+    // fencing record its start asked for (each a leader write).
+    eventually(
+        "one exactly-once task RUNNING, its task count recorded",
+        async || {
+            let s = a.herder.connector_status("eos").await.ok()?;
+            (s.tasks.len() == 1 && s.tasks[0].state.state == "RUNNING").then_some(())?;
+            configs.read_to_end().await.ok()?;
+            (configs.snapshot().task_count_record("eos") == Some(1)).then_some(())
+        },
+    )
+    .await;
+    assert_eq!(task_count().await, Some(1));
+
+    // A newer leader takes over the leader's transactional id.
+    let mut usurper_config = ClientConfig::new();
+    usurper_config.insert(
+        "transactional.id".into(),
+        connect_distributed::herder::leader_transactional_id(&group),
+    );
+    let usurper = cluster
+        .producer(&usurper_config, Arc::new(Ignored))
+        .unwrap();
+    usurper.init_transactions(TIMEOUT).await.unwrap();
+
+    // Two tasks now: the connector restarts, and its task configs are
+    // the (fenced) leader's to write. They stay unwritten for as long
+    // as this looks (what a user would see: the old task count).
+    a.herder
+        .put_connector_config("eos", source("2"))
+        .await
+        .unwrap();
+    let generation = a.herder.generation();
+    let hold_until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < hold_until {
+        assert_eq!(
+            task_count().await,
+            Some(1),
+            "a leader fenced out of the config topic wrote task configs (generation {generation} \
+             before, {} now)",
+            a.herder.generation()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // A rebalance (a second worker joins) that keeps it leader: it takes
+    // the id back, and the pending task configs are written.
+    let b = node_listening(&real, &group, true, "127.0.0.1", &eos, |c| c).await;
+    eventually(
+        "the task configs for two tasks after the rebalance",
+        async || (task_count().await == Some(2)).then_some(()),
+    )
+    .await;
+    assert!(a.herder.is_leader(), "the first member stays the leader");
+    b.stop().await;
+    a.stop().await;
+}

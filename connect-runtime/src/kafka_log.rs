@@ -109,7 +109,10 @@ struct AckRoutes {
     waiting: std::sync::Mutex<HashMap<u64, AckSender>>,
 }
 
-type AckSender = oneshot::Sender<std::result::Result<(), KafkaError>>;
+/// Where an acknowledged record landed: its partition and offset.
+type Landed = (i32, i64);
+
+type AckSender = oneshot::Sender<std::result::Result<Landed, KafkaError>>;
 
 impl AckRoutes {
     fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, AckSender>> {
@@ -117,7 +120,7 @@ impl AckRoutes {
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn watch(&self, token: u64) -> oneshot::Receiver<std::result::Result<(), KafkaError>> {
+    fn watch(&self, token: u64) -> oneshot::Receiver<std::result::Result<Landed, KafkaError>> {
         let (tx, rx) = oneshot::channel();
         self.waiting().insert(token, tx);
         rx
@@ -134,7 +137,7 @@ impl DeliverySink for AckRoutes {
         let waiter = self.waiting().remove(&token);
         if let Some(tx) = waiter {
             // The writer may have stopped waiting (timed out): nothing to tell.
-            let _ = tx.send(result.map(|_| ()));
+            let _ = tx.send(result.map(|d| (d.partition, d.offset)));
         }
     }
 }
@@ -143,6 +146,9 @@ impl DeliverySink for AckRoutes {
 enum Request {
     /// Answer once everything up to the end offsets known now is applied.
     ReadToEnd(oneshot::Sender<Result<()>>),
+    /// Answer once the follower's positions reach these offsets (one per
+    /// partition).
+    ReadTo(Vec<i64>, oneshot::Sender<Result<()>>),
     /// Close the consumer and end.
     Stop,
 }
@@ -174,7 +180,7 @@ impl std::fmt::Debug for KafkaLog {
 #[derive(Debug)]
 #[must_use = "a write is only known to be stored once its acknowledgement is awaited"]
 pub struct PendingWrite {
-    ack: oneshot::Receiver<std::result::Result<(), KafkaError>>,
+    ack: oneshot::Receiver<std::result::Result<Landed, KafkaError>>,
     topic: String,
     timeout: Duration,
 }
@@ -182,6 +188,12 @@ pub struct PendingWrite {
 impl PendingWrite {
     /// Wait for the record's acknowledgement, at most the log's timeout.
     pub async fn wait(self) -> Result<()> {
+        self.wait_landed().await.map(|_| ())
+    }
+
+    /// [`PendingWrite::wait`], returning the partition and offset the
+    /// record was written at (for [`KafkaLog::read_past`]).
+    pub async fn wait_landed(self) -> Result<(i32, i64)> {
         let topic = self.topic;
         match tokio::time::timeout(self.timeout, self.ack).await {
             Err(_) => Err(ConnectError::retriable(format!(
@@ -194,7 +206,7 @@ impl PendingWrite {
             Ok(Ok(Err(e))) => {
                 Err(ConnectError::from(e).context(format!("cannot write to topic '{topic}'")))
             }
-            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Ok(landed))) => Ok(landed),
         }
     }
 }
@@ -239,6 +251,11 @@ impl KafkaLog {
         consumer_config.remove("group.instance.id");
         consumer_config.insert("enable.auto.commit".into(), "false".into());
         consumer_config.insert("auto.offset.reset".into(), "earliest".into());
+        // Never apply an aborted record: an exactly-once cluster's leader
+        // (ours or Java's) writes the config topic in transactions, and a
+        // zombie's are aborted. librdkafka's default already; Kafka's
+        // Java client and the in-memory adapter default to uncommitted.
+        consumer_config.insert("isolation.level".into(), "read_committed".into());
         let mut consumer = cluster.consumer(&consumer_config)?;
         let tps: Vec<TopicPartition> = (0..partitions)
             .map(|p| TopicPartition::new(topic.as_str(), p))
@@ -296,6 +313,43 @@ impl KafkaLog {
         match tokio::time::timeout(self.timeout, rx).await {
             Err(_) => Err(ConnectError::retriable(format!(
                 "did not read topic '{}' to its end within {:?}",
+                self.topic, self.timeout
+            ))),
+            Ok(Err(_)) => Err(self.follower_gone()),
+            Ok(Ok(result)) => result,
+        }
+    }
+
+    /// Wait until the records written at `landed` (partition, offset; as
+    /// [`PendingWrite::wait_landed`] returns them) and everything before
+    /// them in their partitions are applied. Unlike
+    /// [`KafkaLog::read_to_end`], which reads to the end offsets a
+    /// `read_committed` reader is told (the last stable offset, before any
+    /// open transaction), this waits for the writer's own records even
+    /// when another producer's transaction is open before them: they
+    /// become readable when it ends.
+    pub async fn read_past(&self, landed: &[(i32, i64)]) -> Result<()> {
+        let mut ends = vec![0i64; usize::try_from(self.partitions).unwrap_or(0)];
+        for &(partition, offset) in landed {
+            let end = usize::try_from(partition)
+                .ok()
+                .and_then(|p| ends.get_mut(p))
+                .ok_or_else(|| {
+                    ConnectError::other(format!(
+                        "topic '{}' has no partition {partition} to read past",
+                        self.topic
+                    ))
+                })?;
+            *end = (*end).max(offset + 1);
+        }
+        let (tx, rx) = oneshot::channel();
+        self.requests
+            .send(Request::ReadTo(ends, tx))
+            .map_err(|_| self.follower_gone())?;
+        match tokio::time::timeout(self.timeout, rx).await {
+            Err(_) => Err(ConnectError::retriable(format!(
+                "did not read topic '{}' past its own writes within {:?} (a transaction \
+                 left open before them holds them back until it ends)",
                 self.topic, self.timeout
             ))),
             Ok(Err(_)) => Err(self.follower_gone()),
@@ -520,13 +574,19 @@ impl Follower {
                                 return;
                             }
                             Some(Request::ReadToEnd(tx)) => asked.push(tx),
+                            Some(Request::ReadTo(ends, tx)) => self.waiting.push((ends, tx)),
                         }
                         match requests.try_recv() {
                             Ok(r) => next = Some(r),
                             Err(_) => break,
                         }
                     }
-                    self.ask_end(asked).await;
+                    if asked.is_empty() {
+                        self.learn_positions();
+                        self.answer_reached();
+                    } else {
+                        self.ask_end(asked).await;
+                    }
                     continue;
                 }
                 polled = self.consumer.poll(POLL) => polled,
@@ -655,6 +715,60 @@ mod tests {
 
     fn count(seen: &Seen) -> usize {
         seen.lock().unwrap().len()
+    }
+
+    /// Acknowledgements nobody waits for.
+    struct Unheard;
+
+    impl DeliverySink for Unheard {
+        fn delivered(&self, _: u64, _: std::result::Result<Delivered<'_>, KafkaError>) {}
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_is_read_back_past_a_transaction_left_open_before_it() {
+        let kafka = MemoryKafka::new();
+        let (log, seen) = open(&kafka, "log").await;
+        let mut config = ClientConfig::new();
+        config.insert("transactional.id".into(), "a-leader".into());
+        let other = kafka.producer(&config, Arc::new(Unheard)).unwrap();
+        other
+            .init_transactions(Duration::from_secs(5))
+            .await
+            .unwrap();
+        other.begin_transaction().unwrap();
+        let open_txn = OutRecord {
+            partition: Some(0),
+            key: Some(b"theirs"),
+            ..OutRecord::new("log", Some(b"v"))
+        };
+        other.send(&open_txn, 0).unwrap();
+        other.flush(Duration::from_secs(5)).await.unwrap();
+
+        let landed = log
+            .enqueue(Some(b"mine"), Some(b"v"), Some(0))
+            .await
+            .unwrap()
+            .wait_landed()
+            .await
+            .unwrap();
+        let mine = (Some(b"mine".to_vec()), Some(b"v".to_vec()));
+        // The end a read_committed reader is told stops before the open
+        // transaction: reading to it does not reach this write.
+        log.read_to_end().await.unwrap();
+        assert!(!seen.lock().unwrap().contains(&mine));
+        // Reading past the write waits for the transaction to end.
+        let commit = async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            other
+                .commit_transaction(Duration::from_secs(5))
+                .await
+                .unwrap();
+        };
+        let landed = [landed];
+        let (read, ()) = tokio::join!(log.read_past(&landed), commit);
+        read.unwrap();
+        assert!(seen.lock().unwrap().contains(&mine));
+        assert!(log.read_past(&[(7, 0)]).await.is_err(), "no partition 7");
     }
 
     #[tokio::test(start_paused = true)]

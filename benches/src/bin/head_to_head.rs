@@ -7,7 +7,7 @@
 //! ```text
 //! head_to_head lines FILE N
 //! head_to_head free-port
-//! head_to_head measure NAME source|sink N HOST:PORT BOOTSTRAP TOPIC OUTFILE LOG -- CMD ARGS...
+//! head_to_head measure NAME source|committed-source|sink N HOST:PORT BOOTSTRAP TOPIC OUTFILE LOG -- CMD ARGS...
 //! head_to_head bare-produce BOOTSTRAP FROM_TOPIC TO_TOPIC N
 //! head_to_head bare-consume BOOTSTRAP TOPIC N OUTFILE
 //! ```
@@ -23,6 +23,12 @@
 //!   threads: the JVM's compiler and GC threads, librdkafka's threads) from
 //!   `/proc/PID/stat`;
 //! - **peak RSS**: `VmHWM` of `/proc/PID/status` when the last record arrived.
+//!
+//! `committed-source` counts a source's records as a `read_committed`
+//! consumer of the topic reads them (exactly-once workers write
+//! transaction markers, which the high watermark counts too). With
+//! `H2H_CREATE=FILE` (a distributed worker, which takes no connector file),
+//! the tool posts FILE's JSON to `POST /connectors` once REST answers.
 
 // Its results are its standard output (one tab-separated line per run).
 #![allow(clippy::print_stdout)]
@@ -81,9 +87,13 @@ fn run(args: &[String]) -> Result<()> {
                 .ok_or("measure: no '--' before the worker's command")?;
             let direction = match arg(2, "direction")? {
                 "source" => Direction::Source,
+                "committed-source" => Direction::CommittedSource,
                 "sink" => Direction::Sink,
                 other => {
-                    return Err(format!("direction must be source or sink, got '{other}'").into())
+                    return Err(format!(
+                        "direction must be source, committed-source or sink, got '{other}'"
+                    )
+                    .into())
                 }
             };
             let watch = Watch {
@@ -130,6 +140,8 @@ fn write_lines(path: &str, n: u64) -> Result<()> {
 #[derive(Clone, Copy, PartialEq)]
 enum Direction {
     Source,
+    /// A source counted by a `read_committed` reader.
+    CommittedSource,
     Sink,
 }
 
@@ -234,9 +246,12 @@ impl LineCounter {
     }
 }
 
-/// How far a worker got: records in the topic (source) or lines in the file (sink).
+/// How far a worker got: records in the topic (source), records a
+/// `read_committed` reader has read (and whether it was assigned the
+/// topic yet), or lines in the file (sink).
 enum Progress {
     Topic(BaseConsumer, String),
+    Committed(BaseConsumer, String, bool, u64),
     File(LineCounter),
 }
 
@@ -249,6 +264,27 @@ impl Progress {
                     // Not created yet: nothing delivered.
                     Err(_) => Ok(0),
                 }
+            }
+            Progress::Committed(consumer, topic, assigned, read) => {
+                if !*assigned {
+                    // Assigned once the worker created the topic.
+                    if consumer
+                        .fetch_watermarks(topic, 0, Duration::from_secs(5))
+                        .is_err()
+                    {
+                        return Ok(0);
+                    }
+                    let mut tpl = TopicPartitionList::new();
+                    tpl.add_partition_offset(topic, 0, Offset::Beginning)?;
+                    consumer.assign(&tpl)?;
+                    *assigned = true;
+                }
+                while let Some(message) = consumer.poll(Duration::ZERO) {
+                    if message.is_ok() {
+                        *read += 1;
+                    }
+                }
+                Ok(*read)
             }
             Progress::File(counter) => counter.count(),
         }
@@ -265,6 +301,15 @@ fn measure(watch: &Watch, command: &[String]) -> Result<()> {
                 .set("bootstrap.servers", &watch.bootstrap)
                 .create()?;
             Progress::Topic(consumer, watch.topic.clone())
+        }
+        Direction::CommittedSource => {
+            let consumer: BaseConsumer = ClientConfig::new()
+                .set("bootstrap.servers", &watch.bootstrap)
+                .set("group.id", "head-to-head-committed")
+                .set("enable.auto.commit", "false")
+                .set("isolation.level", "read_committed")
+                .create()?;
+            Progress::Committed(consumer, watch.topic.clone(), false, 0)
         }
         Direction::Sink => {
             let _ = std::fs::remove_file(&watch.out);
@@ -333,6 +378,9 @@ fn watch_child(
         }
         if ready.is_none() && rest_ready(&watch.rest) {
             ready = Some(started.elapsed());
+            if let Ok(file) = std::env::var("H2H_CREATE") {
+                create_connector(&watch.rest, &std::fs::read_to_string(&file)?, started)?;
+            }
         }
         let delivered = progress.delivered()?;
         let now = started.elapsed();
@@ -349,6 +397,7 @@ fn watch_child(
             };
             let direction = match watch.direction {
                 Direction::Source => "source",
+                Direction::CommittedSource => "committed-source",
                 Direction::Sink => "sink",
             };
             if delivered > watch.records {
@@ -379,6 +428,30 @@ fn watch_child(
             20
         };
         std::thread::sleep(Duration::from_millis(pause));
+    }
+}
+
+/// `POST /connectors` with `body` until the worker takes it (a distributed
+/// worker answers 409 or 5xx until it has joined its group).
+fn create_connector(addr: &str, body: &str, started: Instant) -> Result<()> {
+    loop {
+        let mut stream = TcpStream::connect(addr)?;
+        stream.set_read_timeout(Some(Duration::from_secs(90)))?;
+        write!(
+            stream,
+            "POST /connectors HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )?;
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply)?;
+        if reply.starts_with("HTTP/1.1 201") {
+            return Ok(());
+        }
+        if started.elapsed() > DEADLINE {
+            return Err(format!("POST /connectors was not accepted: {reply}").into());
+        }
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 

@@ -482,7 +482,15 @@ impl Engine {
         self.rejoin_at = (j.received.delay > 0)
             .then(|| Instant::now() + Duration::from_millis(j.received.delay as u64));
         if j.is_leader {
+            // Fence the previous leader's config-topic writes before this
+            // one's (exactly-once clusters; a no-op otherwise). A failure
+            // is retried by the next leader write.
+            if let Err(e) = self.shared.claim_write_privileges().await {
+                tracing::warn!(error = %e, "could not take over the leader's transactional producer");
+            }
             self.leader_duties().await;
+        } else {
+            self.shared.release_write_privileges().await;
         }
         self.retry_publish().await;
     }
@@ -1006,7 +1014,7 @@ impl Engine {
             }
         }
         if !records.is_empty() {
-            if let Err(e) = self.shared.configs.write(records).await {
+            if let Err(e) = self.shared.write_as_leader(records).await {
                 tracing::warn!(error = %e, "could not clear the task configs of stopped connectors");
             }
         }

@@ -105,17 +105,16 @@ impl Shared {
                 }
             }
         }
-        self.configs
-            .write(vec![ConfigRecord::TaskCount {
-                connector: name.to_string(),
-                task_count,
-            }])
-            .await
-            .map_err(|e| {
-                InternalRequestError::Failed(e.context(format!(
-                    "cannot write the task count record of {name} after fencing"
-                )))
-            })
+        self.write_as_leader(vec![ConfigRecord::TaskCount {
+            connector: name.to_string(),
+            task_count,
+        }])
+        .await
+        .map_err(|e| {
+            InternalRequestError::Failed(e.context(format!(
+                "cannot write the task count record of {name} after fencing"
+            )))
+        })
     }
 
     /// Fence the transactional ids of tasks `0..tasks` of `name`: a
@@ -166,7 +165,7 @@ impl Shared {
 }
 
 /// Acknowledgements of a fencing producer, which sends nothing.
-struct NoDeliveries;
+pub(super) struct NoDeliveries;
 
 impl DeliverySink for NoDeliveries {
     fn delivered(&self, _token: u64, _result: std::result::Result<Delivered<'_>, KafkaError>) {}

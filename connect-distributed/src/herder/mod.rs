@@ -28,6 +28,9 @@ pub mod config;
 mod engine;
 mod fencing;
 pub mod internal;
+mod leader_writes;
+
+pub use leader_writes::leader_transactional_id;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -158,6 +161,9 @@ struct Shared {
     client: std::sync::OnceLock<RestClient>,
     /// Held by the zombie fencing under way (one at a time).
     fencing: tokio::sync::Mutex<()>,
+    /// The leader's transactional producer of the config topic in an
+    /// exactly-once cluster, while this worker holds its id.
+    leader_writer: tokio::sync::Mutex<leader_writes::LeaderWriter>,
     /// Task restarts asked through REST, for the herder loop to do: it
     /// alone starts and stops what runs here, so a restart cannot race a
     /// revocation (simulation seed 7405); set by `start`.
@@ -289,7 +295,7 @@ impl Shared {
             connector: name.to_string(),
             tasks: configs.len() as i32,
         });
-        self.configs.write(records).await
+        self.write_as_leader(records).await
     }
 
     /// Write a new session key when there is none or it expires.
@@ -310,7 +316,7 @@ impl Shared {
             algorithm: internal::HMAC_SHA256.to_string(),
             creation_timestamp: now,
         });
-        self.configs.write(vec![record]).await
+        self.write_as_leader(vec![record]).await
     }
 }
 
@@ -455,6 +461,7 @@ impl DistributedHerder {
                 owned_tasks: Mutex::new(BTreeSet::new()),
                 client: std::sync::OnceLock::new(),
                 fencing: tokio::sync::Mutex::new(()),
+                leader_writer: tokio::sync::Mutex::new(Default::default()),
                 task_restarts: std::sync::OnceLock::new(),
             }),
             stop: Arc::new(watch::channel(false).0),

@@ -253,7 +253,8 @@ impl KafkaConfigLog {
     }
 
     /// Write `records` in order, wait for their acknowledgements, then read
-    /// the topic to its end so the caller's next read sees them applied.
+    /// the topic past them (and so past everything before them: one
+    /// partition) so the caller's next read sees them applied.
     pub async fn write(&self, records: &[ConfigRecord]) -> Result<()> {
         let mut pending: Vec<PendingWrite> = Vec::with_capacity(records.len());
         {
@@ -267,10 +268,14 @@ impl KafkaConfigLog {
                 );
             }
         }
+        let mut landed = Vec::with_capacity(pending.len());
         for p in pending {
-            p.wait().await?;
+            landed.push(p.wait_landed().await?);
         }
-        self.log.read_to_end().await
+        // Past its own records, not to the end offsets: with a transaction
+        // open before them (the leader's, in an exactly-once cluster), a
+        // `read_committed` end offset stops short of them.
+        self.log.read_past(&landed).await
     }
 
     /// Stop following the topic and close its clients.

@@ -548,11 +548,20 @@ impl Consumer for MemoryConsumer {
         if let Some(e) = state.faults.fetch.take("list offsets") {
             return Err(e);
         }
+        // As Kafka's ListOffsets: a read_committed reader is told the last
+        // stable offset, where the first open transaction begins.
+        let read_committed = self.read_committed;
         partitions
             .iter()
             .map(|tp| {
                 partition_log(&state, tp)
-                    .map(|log| log.end_offset)
+                    .map(|log| {
+                        if read_committed {
+                            log.last_stable_offset()
+                        } else {
+                            log.end_offset
+                        }
+                    })
                     .ok_or_else(|| unknown_partition(tp))
             })
             .collect()

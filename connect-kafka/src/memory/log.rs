@@ -48,6 +48,15 @@ impl PartitionLog {
         self.records.partition_point(|s| s.record.offset < offset)
     }
 
+    /// The last stable offset: the offset of the first record in a
+    /// transaction still open, or the log end offset without one.
+    pub(super) fn last_stable_offset(&self) -> i64 {
+        self.records
+            .iter()
+            .find(|s| matches!(s.state, RecordState::Pending(_)))
+            .map_or(self.end_offset, |s| s.record.offset)
+    }
+
     /// Mark the records of `txn` in this partition as committed or aborted.
     /// `offsets` are the offsets that transaction wrote here.
     pub(super) fn finish_txn(&mut self, offsets: &[i64], outcome: RecordState) {
