@@ -20,7 +20,9 @@ use connect_runtime::converters::{ConverterRegistry, TaskConverters};
 use connect_runtime::errors::ErrorConfig;
 use connect_runtime::kafka::memory::MemoryKafka;
 use connect_runtime::kafka::{ClientConfig, NewTopic};
-use connect_runtime::offsets::{KafkaOffsetStore, OffsetStore};
+use connect_runtime::offsets::{
+    ConnectorOffsetStore, KafkaOffsetStore, KafkaOffsetTopics, OffsetStore,
+};
 use connect_runtime::source::{
     OffsetsInvalidPolicy, SourcePlugins, SourceTaskSettings, TransactionBoundary,
     TransactionSettings, WorkerSourceTask,
@@ -192,6 +194,16 @@ fn start_task(
     boundary: Option<TransactionBoundary>,
     task: Box<dyn SourceTask>,
 ) -> Running {
+    start_task_with(kafka, store, settings(boundary), task)
+}
+
+/// `task` under the task loop with `settings`.
+fn start_task_with(
+    kafka: &MemoryKafka,
+    store: Arc<dyn OffsetStore>,
+    settings: SourceTaskSettings,
+    task: Box<dyn SourceTask>,
+) -> Running {
     let plugins = SourcePlugins {
         task,
         task_config: ConfigMap::new(),
@@ -200,7 +212,7 @@ fn start_task(
     };
     let (control, rx) = watch::channel(TargetState::Started);
     let task = WorkerSourceTask::new(
-        settings(boundary),
+        settings,
         plugins,
         Arc::new(kafka.clone()),
         store,
@@ -620,4 +632,86 @@ async fn a_read_committed_sink_never_sees_an_aborted_record() {
         handle.await.unwrap().unwrap();
         assert_eq!(*seen.lock().unwrap(), want, "isolation.level={isolation:?}");
     }
+}
+
+/// The offset `{"n": n}` of [`partition`].
+fn offset_n(n: u64) -> SourceMap {
+    let mut o = SourceMap::new();
+    o.insert("n".into(), n.into());
+    o
+}
+
+/// KIP-618's `offsets.storage.topic`: a connector with an offsets topic of
+/// its own resumes from what it stored in the worker's topic before it had
+/// one, commits its offsets to its own topic in its transactions and copies
+/// them to the worker's; its next instance reads its own topic first.
+#[tokio::test(start_paused = true)]
+async fn a_connector_with_its_own_offsets_topic_commits_there_and_copies_to_the_workers() {
+    const OWN: &str = "numbers-offsets";
+    let kafka = kafka();
+    let worker_store = offset_store(&kafka).await;
+    // Stored in the worker's topic before the connector had its own.
+    worker_store
+        .write("numbers", vec![(partition(), Some(offset_n(9)))])
+        .await
+        .unwrap();
+    let client = ClientConfig::from_pairs([("isolation.level", "read_committed")]);
+    let topics = Arc::new(KafkaOffsetTopics::new(
+        Arc::new(kafka.clone()),
+        client.clone(),
+        1,
+        1,
+        Duration::from_secs(10),
+    ));
+    let store = || -> Arc<dyn OffsetStore> {
+        Arc::new(ConnectorOffsetStore::new(
+            OWN,
+            topics.clone(),
+            worker_store.clone(),
+        ))
+    };
+    let mut own_topic = settings(Some(TransactionBoundary::Poll));
+    if let Some(t) = own_topic.transactions.as_mut() {
+        t.offsets_topic = OWN.into();
+    }
+    let numbers = |end: u64| -> Box<dyn SourceTask> {
+        Box::new(Numbers {
+            next: 0,
+            end,
+            fail_at: never(),
+            partition: Arc::new(partition()),
+        })
+    };
+    let task = start_task_with(&kafka, store(), own_topic.clone(), numbers(30));
+    wait_committed(&kafka, 20).await;
+    task.stop().await.unwrap();
+    assert_eq!(
+        committed_values(&kafka),
+        expected(10..30),
+        "resumed after n-9"
+    );
+    let own = KafkaOffsetStore::open(&kafka, &client, OWN, 1, 1, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(
+        own.get("numbers", &partition()),
+        Some(offset_n(29)),
+        "committed in the connector's topic"
+    );
+    assert_eq!(
+        stored(&kafka).await,
+        Some(offset_n(29)),
+        "copied to the worker's"
+    );
+
+    // The worker's copy falls behind (say a copy failed): the next
+    // instance still resumes from the connector's own topic.
+    worker_store
+        .write("numbers", vec![(partition(), Some(offset_n(5)))])
+        .await
+        .unwrap();
+    let task = start_task_with(&kafka, store(), own_topic, numbers(40));
+    wait_committed(&kafka, 30).await;
+    task.stop().await.unwrap();
+    assert_eq!(committed_values(&kafka), expected(10..40));
 }

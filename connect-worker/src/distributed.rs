@@ -33,7 +33,7 @@ use std::time::Duration;
 use connect_api::config::ConfigMap;
 use connect_runtime::kafka::rdkafka_adapter::RdKafkaCluster;
 use connect_runtime::kafka::{ClientConfig, KafkaCluster};
-use connect_runtime::offsets::KafkaOffsetStore;
+use connect_runtime::offsets::{KafkaOffsetStore, KafkaOffsetTopics};
 use connect_runtime::properties::load_properties;
 use connect_runtime::rest::{ListenerSpec, Loggers, RestServer};
 use connect_runtime::worker::{Plugins, Worker, WorkerConfig};
@@ -280,6 +280,15 @@ async fn run(args: Vec<String>, plugins: Plugins, loggers: Loggers) -> Result<()
         Arc::new(offsets),
         status.clone(),
     );
+    // Source connectors that name an offsets topic of their own get it,
+    // created like the worker's.
+    worker.set_offset_topics(Arc::new(KafkaOffsetTopics::new(
+        worker.cluster().clone(),
+        client.clone(),
+        d.offsets.partitions,
+        d.offsets.replication_factor,
+        OPEN_TIMEOUT,
+    )));
     let herder = DistributedHerder::new(worker, configs, status, setup.distributed.clone());
     let rest = RestServer::start_all(Arc::new(herder.clone()), &setup.listeners, loggers)
         .await

@@ -987,8 +987,9 @@ fn exactly_once_sources_move_between_java_and_ours_ours_lead() {
 
 /// Exactly-once sources in the mixed cluster (issue #28, item 4): all three
 /// workers with `exactly.once.source.support=enabled`, FileStream sources
-/// with `exactly.once.support=required` created through both REST APIs
-/// until each side runs at least one task. Then kill -9 of one of ours that
+/// with `exactly.once.support=required` (every other one with an offsets
+/// topic of its own) created through both REST APIs until each side runs
+/// at least one task. Then kill -9 of one of ours that
 /// runs a task (its tasks move to Java or to our other worker, and the
 /// leader may change), then kill -9 of the Java worker (its tasks move to
 /// ours). After each step a `read_committed` reader of the topic has every
@@ -1012,15 +1013,22 @@ fn eos_scenario(order: Order) {
         return;
     };
     let reader = common::CommittedReader::start(&bootstrap, &topic);
-    let source = |p: &str| {
-        json!({
+    // Every other source keeps its offsets in a topic of its own
+    // (`offsets.storage.topic`), which both kinds of worker must read and
+    // commit to when the task moves.
+    let source = |p: &str, own_offsets: bool| {
+        let mut config = json!({
             "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
             "tasks.max": "1",
             "file": dir.join(format!("in-{p}.txt")).display().to_string(),
             "topic": topic,
             "exactly.once.support": "required",
             "transaction.boundary": "poll",
-        })
+        });
+        if own_offsets {
+            config["offsets.storage.topic"] = format!("{topic}-{p}-offsets").into();
+        }
+        config
     };
     let workers = [&java, &a, &b];
     // (line prefix, connector name)
@@ -1029,7 +1037,7 @@ fn eos_scenario(order: Order) {
         let p = format!("e{}", sources.len());
         write_lines(&dir.join(format!("in-{p}.txt")), &p, 0, FIRST, false);
         let name = format!("eos-{p}-{nonce}");
-        create(&run, via, &name, source(&p));
+        create(&run, via, &name, source(&p, sources.len() % 2 == 1));
         settled(&run, &workers, &name);
         sources.push((p, name));
     };
@@ -1214,6 +1222,22 @@ fn eos_scenario(order: Order) {
         );
     }
     exactly_once(third, "after the kill of Java");
+    // The sources with an offsets topic of their own committed there.
+    for (i, (p, name)) in sources.iter().enumerate().filter(|(i, _)| i % 2 == 1) {
+        let own = format!("{topic}-{p}-offsets");
+        let records =
+            common::topic_records_until(&bootstrap, &own, "an offset record", |r| !r.is_empty());
+        let key = records
+            .first()
+            .and_then(|r| r.key.as_deref())
+            .map(String::from_utf8_lossy)
+            .unwrap_or_default()
+            .into_owned();
+        run.check(key.contains(name.as_str()), || {
+            format!("source {i}'s own offsets topic {own} holds a record keyed {key:?}")
+        });
+        run.event(format!("{own} holds {name}'s offsets (key {key})"));
+    }
     run.event(format!(
         "done: {} exactly-once sources, tasks moved Java -> ours {on_java:?} and ours -> Java {to_java:?}",
         sources.len()

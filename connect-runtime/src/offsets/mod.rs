@@ -1,13 +1,16 @@
 //! Source offset storage: where source tasks' committed positions live.
 //!
 //! One trait, [`OffsetStore`], with an in-memory store (tests, embedding), a
-//! file store (standalone: `offset.storage.file.filename`) and a compacted
-//! Kafka topic store (`offset.storage.topic`). Every store keeps the whole
+//! file store (standalone: `offset.storage.file.filename`), a compacted
+//! Kafka topic store (`offset.storage.topic`) and a connector's own topic in
+//! front of the worker's ([`ConnectorOffsetStore`], the connector key
+//! `offsets.storage.topic`). Every store keeps the whole
 //! map in memory, so reads are synchronous snapshots; writes are durable
 //! when `write` returns.
 //!
 //! Entries are keyed as Kafka keys them: `["<connector>", {partition}]`.
 
+mod connector;
 mod file;
 mod memory;
 mod topic;
@@ -17,6 +20,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use connect_api::{Result, SourceMap};
 
+pub use connector::{ConnectorOffsetStore, KafkaOffsetTopics, OffsetTopics};
 pub use file::FileOffsetStore;
 pub use memory::MemoryOffsetStore;
 pub use topic::{KafkaOffsetStore, DEFAULT_PARTITIONS as DEFAULT_OFFSET_TOPIC_PARTITIONS};
@@ -37,6 +41,14 @@ pub trait OffsetStore: Send + Sync {
     /// Store `entries` for `connector` atomically: after `Ok`, all of them
     /// survive a crash; after `Err`, none is guaranteed to.
     async fn write(&self, connector: &str, entries: Vec<OffsetEntry>) -> Result<()>;
+
+    /// Offsets already stored in this store's topic another way (an
+    /// exactly-once task's transaction): write them to any copy the store
+    /// keeps besides (the worker's topic behind a connector's own, see
+    /// [`ConnectorOffsetStore`]). Nothing to do by default.
+    async fn write_fallback(&self, _connector: &str, _entries: Vec<OffsetEntry>) -> Result<()> {
+        Ok(())
+    }
 
     /// Catch up with offsets other writers stored (other workers sharing
     /// the offsets topic), so that reads after it see them. Stores nobody

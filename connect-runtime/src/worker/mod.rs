@@ -63,7 +63,7 @@ pub use plugins::{AnyConnector, ConnectorPlugin, Plugins};
 use crate::converters::TaskConverters;
 use crate::kafka::{KafkaCluster, KafkaError};
 use crate::metrics::{ConnectorMeta, Startup, TaskKind, WorkerMetrics};
-use crate::offsets::OffsetStore;
+use crate::offsets::{ConnectorOffsetStore, OffsetStore, OffsetTopics};
 use crate::panics::{contain, contain_sync};
 use crate::sink::{SinkPlugins, SinkTaskSettings, WorkerSinkTask};
 use crate::source::{SourcePlugins, SourceTaskSettings, WorkerSourceTask, ZombieFencing};
@@ -175,6 +175,10 @@ struct Inner {
     /// The distributed herder's zombie fencing around exactly-once source
     /// tasks' producer starts ([`Worker::set_zombie_fencing`]).
     zombie_fencing: OnceLock<Arc<dyn ZombieFencing>>,
+    /// The offsets topics source connectors name for themselves
+    /// (`offsets.storage.topic`; distributed mode,
+    /// [`Worker::set_offset_topics`]).
+    offset_topics: OnceLock<Arc<dyn OffsetTopics>>,
 }
 
 impl Drop for Inner {
@@ -275,6 +279,7 @@ impl Worker {
                 cluster_id: tokio::sync::OnceCell::new(),
                 stall_watch: OnceLock::new(),
                 zombie_fencing: OnceLock::new(),
+                offset_topics: OnceLock::new(),
             }),
         }
     }
@@ -287,6 +292,35 @@ impl Worker {
     /// ignored.
     pub fn set_zombie_fencing(&self, fencing: Arc<dyn ZombieFencing>) {
         let _ = self.inner.zombie_fencing.set(fencing);
+    }
+
+    /// Let source connectors keep their offsets in a topic of their own
+    /// (the connector key `offsets.storage.topic`, KIP-618), opened
+    /// through `topics`, with the worker's offset store behind it as the
+    /// fallback. Distributed mode sets it; without it (standalone) the key
+    /// has no effect, as in Kafka's standalone worker. Only the first call
+    /// counts.
+    pub fn set_offset_topics(&self, topics: Arc<dyn OffsetTopics>) {
+        let _ = self.inner.offset_topics.set(topics);
+    }
+
+    /// The offset store of source connector `config`: its own offsets
+    /// topic in front of the worker's store when it names one (and the
+    /// worker can open it, [`Worker::set_offset_topics`]), the worker's
+    /// store otherwise.
+    pub fn source_offsets_for(&self, config: &ConfigMap) -> Arc<dyn OffsetStore> {
+        let own = config
+            .get(crate::worker::task_settings::CONNECTOR_OFFSETS_TOPIC)
+            .map(|t| t.trim())
+            .filter(|t| !t.is_empty() && *t != self.inner.config.offset_storage_topic());
+        match (own, self.inner.offset_topics.get()) {
+            (Some(topic), Some(topics)) => Arc::new(ConnectorOffsetStore::new(
+                topic,
+                topics.clone(),
+                self.inner.offsets.clone(),
+            )),
+            _ => self.inner.offsets.clone(),
+        }
     }
 
     /// The zombie fencing set by [`Worker::set_zombie_fencing`], if any.
@@ -921,7 +955,7 @@ impl Worker {
                     settings,
                     plugins,
                     inner.cluster.clone(),
-                    inner.offsets.clone(),
+                    self.source_offsets_for(&connector_config),
                     status,
                     rx,
                 )?;

@@ -1,7 +1,9 @@
 //! KIP-875 offset management: read, alter and reset a connector's offsets
 //! (`GET/PATCH/DELETE /connectors/{name}/offsets`).
 //!
-//! Source offsets live in the worker's [`OffsetStore`](crate::offsets::OffsetStore);
+//! Source offsets live in the worker's [`OffsetStore`](crate::offsets::OffsetStore),
+//! behind the connector's own offsets topic when it names one
+//! ([`Worker::source_offsets_for`]);
 //! sink offsets are the committed offsets of the connector's consumer group
 //! (`connect-<name>`, or `consumer.override.group.id`), read and written
 //! through the Kafka port. Alter and reset need the connector to be STOPPED,
@@ -71,10 +73,10 @@ impl Worker {
         let kind = self.inner.plugins.connector(class)?.kind;
         let offsets = match kind {
             ConnectorType::Source => {
+                let store = self.source_offsets_for(config);
                 // What other workers wrote, too (a no-op for local stores).
-                self.inner.offsets.refresh().await?;
-                self.inner
-                    .offsets
+                store.refresh().await?;
+                store
                     .connector_offsets(name)
                     .into_iter()
                     .map(|(partition, offset)| ConnectorOffset { partition, offset })
@@ -121,6 +123,10 @@ impl Worker {
         let plugin = self.inner.plugins.connector(class)?;
         let acknowledged = match plugin.create() {
             AnyConnector::Source(mut connector) => {
+                // The connector's own offsets topic and the worker's: a
+                // change or reset goes to both, as Kafka writes it.
+                let store = self.source_offsets_for(stored);
+                store.refresh().await?;
                 let entries = match changes {
                     Some(c) => {
                         for (partition, _) in &c {
@@ -132,9 +138,7 @@ impl Worker {
                         }
                         c
                     }
-                    None => self
-                        .inner
-                        .offsets
+                    None => store
                         .connector_offsets(name)
                         .into_iter()
                         .map(|(p, _)| (p, None))
@@ -142,7 +146,7 @@ impl Worker {
                 };
                 let ack = connector.alter_offsets(&config, &entries).await?;
                 if !entries.is_empty() {
-                    self.inner.offsets.write(name, entries).await?;
+                    store.write(name, entries).await?;
                 }
                 ack
             }

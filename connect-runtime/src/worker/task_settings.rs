@@ -73,9 +73,13 @@ impl SourceTaskSettings {
     }
 }
 
+/// The connector key naming a source connector's own offsets topic
+/// (KIP-618).
+pub(crate) const CONNECTOR_OFFSETS_TOPIC: &str = "offsets.storage.topic";
+
 /// The transactions of a source task on a worker with exactly-once source
-/// support: Kafka's transactional id, the connector's boundary, the
-/// worker's offsets topic.
+/// support: Kafka's transactional id, the connector's boundary, and the
+/// offsets topic (the connector's own, or the worker's).
 fn transactions(
     id: &TaskId,
     def: &connect_api::config::ParsedConfig,
@@ -100,21 +104,13 @@ fn transactions(
         Some("connector") => TransactionBoundary::Connector,
         _ => TransactionBoundary::Poll,
     };
-    let offsets_topic = worker.offset_storage_topic();
-    if let Some(own) = def
-        .get_string("offsets.storage.topic")
+    // The connector's own offsets topic when it names one (its records and
+    // offsets then commit together there; the worker's topic gets a copy).
+    let offsets_topic = def
+        .get_string(CONNECTOR_OFFSETS_TOPIC)
         .map(str::trim)
-        .filter(|t| *t != offsets_topic)
-    {
-        return Err(ConnectError::config(
-            "offsets.storage.topic",
-            format!(
-                "connector {}: a separate offsets topic ('{own}') is not supported yet with \
-                 exactly-once source support; remove the key to use the worker's '{offsets_topic}'",
-                id.connector
-            ),
-        ));
-    }
+        .filter(|t| !t.is_empty())
+        .unwrap_or(worker.offset_storage_topic());
     Ok(Some(TransactionSettings {
         transactional_id: TransactionSettings::transactional_id(worker.group_id(), id),
         boundary,

@@ -34,6 +34,16 @@ impl OffsetWriter {
         self.store.get(&self.connector, partition)
     }
 
+    /// Copy offsets an exactly-once transaction stored to the store's
+    /// fallback (see [`OffsetStore::write_fallback`]); a failure there is
+    /// only logged: the transaction stored them.
+    pub(super) async fn write_fallback(&self, entries: Vec<crate::offsets::OffsetEntry>) {
+        if let Err(e) = self.store.write_fallback(&self.connector, entries).await {
+            tracing::warn!(connector = %self.connector, error = %e,
+                "cannot copy the committed offsets to the worker's offsets topic");
+        }
+    }
+
     /// Remove the stored offset of `partition` (`offsets.invalid.policy=reset`).
     pub(super) async fn remove(&self, partition: SourceMap) -> Result<()> {
         self.store

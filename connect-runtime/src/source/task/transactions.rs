@@ -379,6 +379,12 @@ impl WorkerSourceTask {
         if let Some(t) = self.transactions.as_mut() {
             t.open = false;
         }
+        // The copy in the worker's offsets topic behind a connector's own
+        // (outside the transaction, as Kafka writes it).
+        if !offsets.is_empty() {
+            let entries = offsets.into_iter().map(|(p, o)| (p, Some(o))).collect();
+            self.offsets.write_fallback(entries).await;
+        }
         Ok(())
     }
 
