@@ -1237,6 +1237,31 @@ fn eos_scenario(order: Order) {
             format!("source {i}'s own offsets topic {own} holds a record keyed {key:?}")
         });
         run.event(format!("{own} holds {name}'s offsets (key {key})"));
+        // And REST reads them there: the position after the file's last line.
+        let size = std::fs::metadata(dir.join(format!("in-{p}.txt")))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        let path = format!("/connectors/{name}/offsets");
+        let offsets = run.wait(
+            &format!("GET {path} at the end of the file"),
+            Duration::from_secs(30),
+            || match http(&survivor.url, "GET", &path, None) {
+                Some(r) if r.status == 200 => {
+                    let at = r.body["offsets"][0]["offset"]["position"].as_u64();
+                    if at == Some(size) {
+                        Ok(r.body)
+                    } else {
+                        Err(format!(
+                            "position {at:?}, the file has {size} bytes: {}",
+                            r.text
+                        ))
+                    }
+                }
+                Some(r) => Err(format!("{} {}", r.status, r.text)),
+                None => Err("no answer".into()),
+            },
+        );
+        run.event(format!("GET {path}: {offsets}"));
     }
     run.event(format!(
         "done: {} exactly-once sources, tasks moved Java -> ours {on_java:?} and ours -> Java {to_java:?}",

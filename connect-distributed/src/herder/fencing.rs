@@ -24,7 +24,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use connect_api::connector::ConnectorType;
 use connect_api::{ConnectError, Result};
-use connect_runtime::kafka::{Delivered, DeliverySink, KafkaError};
+use connect_runtime::kafka::{Delivered, DeliverySink, KafkaError, Producer};
 use connect_runtime::source::{TransactionSettings, ZombieFencing};
 use connect_runtime::status::TaskId;
 
@@ -122,24 +122,40 @@ impl Shared {
     /// instance still holds it can no longer send or commit.
     async fn fence_producers(&self, name: &str, tasks: i32) -> Result<()> {
         let group = self.worker.config().group_id().to_string();
-        let cluster = self.worker.cluster().clone();
         // One after another: each is one InitProducerId round trip.
         for t in 0..tasks.max(0) as u32 {
             let id = TransactionSettings::transactional_id(&group, &TaskId::new(name, t));
-            let mut config = self.worker.config().producer_props();
-            config.insert("transactional.id".into(), id.clone());
-            config.insert("enable.idempotence".into(), "true".into());
-            let producer = cluster.producer(&config, Arc::new(NoDeliveries))?;
-            producer
-                .init_transactions(FENCE_TIMEOUT)
+            self.take_over_transactional_id(&id, FENCE_TIMEOUT)
                 .await
                 .map_err(|e| {
-                    ConnectError::from(e).context(format!(
+                    e.context(format!(
                         "cannot fence the transactional producer '{id}' of connector {name}"
                     ))
                 })?;
         }
         Ok(())
+    }
+
+    /// A producer of the worker's that holds transactional id `id`: its
+    /// `init_transactions` bumps the id's epoch, so whatever producer held
+    /// it before can no longer send or commit.
+    pub(super) async fn take_over_transactional_id(
+        &self,
+        id: &str,
+        timeout: Duration,
+    ) -> Result<Box<dyn Producer>> {
+        let mut config = self.worker.config().producer_props();
+        config.insert("transactional.id".into(), id.to_string());
+        config.insert("enable.idempotence".into(), "true".into());
+        let producer = self
+            .worker
+            .cluster()
+            .producer(&config, Arc::new(NoDeliveries))?;
+        producer
+            .init_transactions(timeout)
+            .await
+            .map_err(ConnectError::from)?;
+        Ok(producer)
     }
 
     /// Have the zombies of `name` fenced: here when this worker leads,
@@ -165,7 +181,7 @@ impl Shared {
 }
 
 /// Acknowledgements of a fencing producer, which sends nothing.
-pub(super) struct NoDeliveries;
+struct NoDeliveries;
 
 impl DeliverySink for NoDeliveries {
     fn delivered(&self, _token: u64, _result: std::result::Result<Delivered<'_>, KafkaError>) {}

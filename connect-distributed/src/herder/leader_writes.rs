@@ -26,7 +26,6 @@ use connect_api::{ConnectError, Result};
 use connect_runtime::kafka::{KafkaError, KafkaErrorKind, OutRecord, Producer, SendError};
 
 use super::config::ExactlyOnceSourceSupport;
-use super::fencing::NoDeliveries;
 use super::Shared;
 use crate::topics::config::ConfigRecord;
 
@@ -136,18 +135,11 @@ impl Shared {
     /// A producer holding `connect-cluster-<group.id>`, initialised.
     async fn leader_producer(&self) -> Result<Box<dyn Producer>> {
         let id = leader_transactional_id(self.worker.config().group_id());
-        let mut config = self.worker.config().producer_props();
-        config.insert("transactional.id".into(), id.clone());
-        config.insert("enable.idempotence".into(), "true".into());
         let producer = self
-            .worker
-            .cluster()
-            .producer(&config, std::sync::Arc::new(NoDeliveries))?;
-        producer
-            .init_transactions(CLAIM_TIMEOUT)
+            .take_over_transactional_id(&id, CLAIM_TIMEOUT)
             .await
             .map_err(|e| {
-                ConnectError::from(e).context(format!(
+                e.context(format!(
                     "cannot take over the leader's transactional id '{id}' for the config topic"
                 ))
             })?;
