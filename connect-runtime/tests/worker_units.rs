@@ -127,3 +127,52 @@ async fn an_unknown_class_fails_the_connector() {
     } = w.running_units().await;
     assert!(instances.is_empty() && tasks.is_empty());
 }
+
+/// An exactly-once source naming an offsets topic of its own commits its
+/// offsets there; a worker that cannot open that topic (no
+/// `set_offset_topics`, as an embedded worker without distributed mode)
+/// refuses to start the task, naming the key, rather than write offsets it
+/// would never read back. With the topics set, the task runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exactly_once_task_with_its_own_offsets_topic_needs_a_worker_that_can_open_it() {
+    let s = setup();
+    let statuses = Arc::new(MemoryStatusStore::default());
+    let w = runner_with(
+        Arc::new(s.kafka.clone()),
+        s.store.clone(),
+        statuses,
+        &s.collected,
+        &[("exactly.once.source.support", "enabled")],
+    );
+    let connector = props(&[
+        ("connector.class", "PassThroughSource"),
+        ("count", "5"),
+        ("topic", "out"),
+        ("offsets.storage.topic", "src-offsets"),
+    ]);
+    let task = props(&[("count", "5"), ("topic", "out")]);
+    let refused = w
+        .start_task("src", 0, connector.clone(), &task, TargetState::Started)
+        .await
+        .expect_err("no offset topics on this worker");
+    assert!(
+        refused.to_string().contains("offsets.storage.topic"),
+        "{refused}"
+    );
+
+    w.set_offset_topics(Arc::new(connect_runtime::offsets::KafkaOffsetTopics::new(
+        Arc::new(s.kafka.clone()),
+        connect_runtime::kafka::ClientConfig::new(),
+        1,
+        1,
+        std::time::Duration::from_secs(10),
+    )));
+    w.start_task("src", 0, connector, &task, TargetState::Started)
+        .await
+        .unwrap();
+    eventually("5 records written by the task", || {
+        topic_values(&s.kafka, "out").len() == 5
+    })
+    .await;
+    w.stop_tasks(&[id("src", 0)]).await;
+}

@@ -35,6 +35,11 @@ const CLAIM_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long committing one write may take.
 const COMMIT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Why a fenced leader does not write: said when its write fails and to
+/// every later write until a join makes it leader again.
+const FENCED: &str = "a newer leader took over the leader's transactional id; this worker \
+                      writes as leader again only after a rebalance makes it leader";
+
 /// Kafka's transactional id of the leader of Connect group `group_id`
 /// (Java's `DistributedConfig.transactionalProducerId`).
 ///
@@ -73,6 +78,9 @@ impl Shared {
         }
         let mut writer = self.leader_writer.lock().await;
         writer.fenced = false;
+        // Dropped first: if taking the id over fails, no producer that may
+        // already be fenced is kept for the next write, which then tries
+        // to take it over itself.
         writer.producer = None;
         writer.producer = Some(self.leader_producer().await?);
         Ok(())
@@ -101,9 +109,7 @@ impl Shared {
                 Some(p) => p,
                 None if writer.fenced => {
                     return Err(ConnectError::retriable(format!(
-                        "config topic '{topic}': a newer leader took over the leader's \
-                         transactional id; this worker writes as leader again only after a \
-                         rebalance makes it leader"
+                        "config topic '{topic}': {FENCED}"
                     )))
                 }
                 None => self.leader_producer().await?,
@@ -117,8 +123,7 @@ impl Shared {
                 Err(e) => {
                     writer.fenced = e.kind() == KafkaErrorKind::Fenced;
                     let why = if writer.fenced {
-                        "a newer leader took over the leader's transactional id; this worker \
-                         writes as leader again only after a rebalance makes it leader"
+                        FENCED
                     } else {
                         "the transaction of the leader's config-topic write failed; retry"
                     };
@@ -129,6 +134,9 @@ impl Shared {
                 }
             }
         }
+        // To the end suffices here, unlike a plain write's read-back: the
+        // only transactions on the config topic are the leader id's, and
+        // taking the id over aborted any a previous holder left open.
         self.configs.read_to_end().await
     }
 

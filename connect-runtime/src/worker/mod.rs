@@ -944,6 +944,22 @@ impl Worker {
                     TransformChain::from_config(&connector_config, inner.plugins.transforms())?;
                 let mut settings =
                     SourceTaskSettings::from_configs(id.clone(), &connector_config, &inner.config)?;
+                // Transactions commit offsets to the connector's own topic;
+                // reading them back needs the worker able to open it.
+                let own_topic = settings
+                    .transactions
+                    .as_ref()
+                    .is_some_and(|t| t.offsets_topic != inner.config.offset_storage_topic());
+                if own_topic && inner.offset_topics.get().is_none() {
+                    return Err(ConnectError::config(
+                        crate::worker::task_settings::CONNECTOR_OFFSETS_TOPIC,
+                        format!(
+                            "connector {name}: an offsets topic of its own needs a worker that \
+                             can open it (distributed mode, Worker::set_offset_topics); remove \
+                             the key to use the worker's offsets topic"
+                        ),
+                    ));
+                }
                 settings.metrics = metrics;
                 let plugins = SourcePlugins {
                     task: contain_sync(format!("task {id}: create"), || Ok(c.create_task()))?,
