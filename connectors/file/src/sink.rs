@@ -103,8 +103,11 @@ impl SinkConnector for FileStreamSinkConnector {
 /// `put` appends one line per record: the value as Kafka's sink prints it
 /// with Java's `String.valueOf` ([`connect_api::values::java_to_string`]: a
 /// string raw, a struct as `Struct{a=1,b=x}`, a list as `[1, 2]`, a null
-/// value as `null`). Lines go through a write buffer; `flush` (and so each
-/// offset commit) writes them out and fsyncs the file, `stop` flushes and
+/// value as `null`). Each `put` renders its lines into a write buffer and
+/// writes them out at its end (one write per batch, not per line; Kafka's
+/// task writes each line as it goes), so a line is in the file as soon as
+/// its batch is put, not at the next offset commit; `flush` (and so each
+/// offset commit) also fsyncs the file, `stop` flushes and
 /// closes it. The file is opened in append mode and created when missing,
 /// so a restart keeps earlier lines (records redelivered after a crash may
 /// appear twice: delivery is at-least-once).
@@ -177,11 +180,17 @@ impl Output {
         }
     }
 
+    /// Hand the buffered lines to the file (or stdout), without an fsync.
+    async fn write_out(&mut self) -> Result<()> {
+        match self.writer().flush().await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.error("write to", e)),
+        }
+    }
+
     /// Write the buffer out and, for a file, fsync it.
     async fn flush(&mut self) -> Result<()> {
-        if let Err(e) = self.writer().flush().await {
-            return Err(self.error("flush", e));
-        }
+        self.write_out().await?;
         if let Output::File { writer, .. } = self {
             if let Err(e) = writer.get_ref().sync_data().await {
                 return Err(self.error("fsync", e));
@@ -239,6 +248,12 @@ impl SinkTask for FileStreamSinkTask {
             };
             output.write(line.as_bytes()).await?;
             output.write(b"\n").await?;
+        }
+        // A batch's lines become visible now: holding the buffer's tail
+        // until the next offset commit (60 s by default) left the last
+        // lines of a drained backlog waiting for it.
+        if !records.is_empty() {
+            output.write_out().await?;
         }
         self.scratch = scratch;
         Ok(())

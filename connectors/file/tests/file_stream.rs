@@ -537,6 +537,24 @@ async fn sink_writes_each_value_string_form_on_its_own_line() {
 }
 
 #[tokio::test]
+async fn sink_lines_are_in_the_file_once_their_batch_is_put() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("test.sink.txt");
+    let mut task = start_sink(&path).await;
+    let records: Vec<SinkRecord> = (0..3)
+        .map(|i| sink_record(None, Value::from(format!("line {i}")), i))
+        .collect();
+    task.put(&records).await.unwrap();
+    // No flush, no offset commit: a drained backlog's last lines must not
+    // wait for the next one (offset.flush.interval.ms, 60 s by default).
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "line 0\nline 1\nline 2\n"
+    );
+    task.stop().await.unwrap();
+}
+
+#[tokio::test]
 async fn sink_appends_to_an_existing_file_and_stop_flushes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("test.sink.txt");
