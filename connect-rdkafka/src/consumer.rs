@@ -7,6 +7,7 @@
 //! before it rejoins the group, so the task commits and closes them while
 //! this member still owns them, as Kafka's `onPartitionsRevoked` does.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,6 +27,7 @@ use futures::{FutureExt, StreamExt};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use super::batch::{BatchQueue, Fetched, Slots};
 use super::errors::from_rd;
 use super::off_thread::DropOffThread;
 use super::producer::offsets_list;
@@ -46,6 +48,10 @@ const SEEK_DEADLINE: Duration = Duration::from_secs(30);
 /// How long `poll` waits between attempts of a seek librdkafka refused.
 const SEEK_RETRY: Duration = Duration::from_millis(20);
 
+/// How often the whole assignment is forwarded to the batch queue again
+/// (see [`crate::batch`]: librdkafka may drop a forwarding after we made it).
+const REFORWARD: Duration = Duration::from_secs(1);
+
 pub(super) struct EventContext {
     events: Mutex<VecDeque<ConsumerEvent>>,
     changed: Notify,
@@ -57,6 +63,9 @@ pub(super) struct EventContext {
     closing: AtomicBool,
     /// The client asked for librdkafka debug lines (`debug`).
     debug: bool,
+    /// Where assigned partitions' records go; taken out before the client
+    /// is destroyed (the queue must go first).
+    batch: Mutex<Option<Arc<BatchQueue>>>,
 }
 
 impl EventContext {
@@ -66,6 +75,15 @@ impl EventContext {
 
     fn has_events(&self) -> bool {
         !lock(&self.events).is_empty()
+    }
+
+    /// Route `tpl`'s records to the batch queue.
+    fn forward(&self, tpl: &TopicPartitionList) {
+        if let Some(batch) = lock(&self.batch).as_ref() {
+            for e in tpl.elements() {
+                batch.forward(e.topic(), e.partition());
+            }
+        }
     }
 
     fn push(&self, event: ConsumerEvent) {
@@ -119,6 +137,7 @@ impl ConsumerContext for EventContext {
                 if let Err(e) = result {
                     tracing::warn!(error = %e, "taking assigned partitions failed");
                 }
+                self.forward(tpl);
                 self.push(ConsumerEvent::Assigned(partitions(tpl)));
             }
             RDKafkaRespErr::RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS => {
@@ -203,11 +222,86 @@ pub(super) struct RdConsumer {
     /// A Revoked event was returned: its partitions are given up at the
     /// next poll (or close), once the caller has committed and closed them.
     release_due: bool,
+    /// The queue assigned partitions forward their records to, taken a
+    /// batch at a time (`None` if librdkafka would not make one: then
+    /// records come one by one from the consumer's queue).
+    batch: Option<Arc<BatchQueue>>,
+    slots: Slots,
+    /// When the assignment is next forwarded to `batch` again.
+    next_reforward: Instant,
 }
 
 impl Drop for RdConsumer {
     fn drop(&mut self) {
         self.stop_holding();
+        // The batch queue goes before the client: librdkafka's queues
+        // must not outlive their client.
+        lock(&self.inner.context().batch).take();
+        self.batch = None;
+    }
+}
+
+/// What `convert` reads of a fetched message, from rust-rdkafka's
+/// one-by-one poll or from a batch.
+trait Fetch {
+    fn topic(&self) -> &str;
+    fn partition(&self) -> i32;
+    fn offset(&self) -> i64;
+    fn timestamp(&self) -> Timestamp;
+    fn key(&self) -> Option<&[u8]>;
+    fn payload(&self) -> Option<&[u8]>;
+    fn headers<'s>(&'s self, each: impl FnMut(Cow<'s, str>, Option<&'s [u8]>));
+}
+
+impl Fetch for BorrowedMessage<'_> {
+    fn topic(&self) -> &str {
+        Message::topic(self)
+    }
+    fn partition(&self) -> i32 {
+        Message::partition(self)
+    }
+    fn offset(&self) -> i64 {
+        Message::offset(self)
+    }
+    fn timestamp(&self) -> Timestamp {
+        Message::timestamp(self)
+    }
+    fn key(&self) -> Option<&[u8]> {
+        Message::key(self)
+    }
+    fn payload(&self) -> Option<&[u8]> {
+        Message::payload(self)
+    }
+    fn headers<'s>(&'s self, mut each: impl FnMut(Cow<'s, str>, Option<&'s [u8]>)) {
+        if let Some(headers) = Message::headers(self) {
+            for h in headers.iter() {
+                each(Cow::Borrowed(h.key), h.value);
+            }
+        }
+    }
+}
+
+impl Fetch for Fetched<'_> {
+    fn topic(&self) -> &str {
+        Fetched::topic(self)
+    }
+    fn partition(&self) -> i32 {
+        Fetched::partition(self)
+    }
+    fn offset(&self) -> i64 {
+        Fetched::offset(self)
+    }
+    fn timestamp(&self) -> Timestamp {
+        Fetched::timestamp(self)
+    }
+    fn key(&self) -> Option<&[u8]> {
+        Fetched::key(self)
+    }
+    fn payload(&self) -> Option<&[u8]> {
+        Fetched::payload(self)
+    }
+    fn headers<'s>(&'s self, each: impl FnMut(Cow<'s, str>, Option<&'s [u8]>)) {
+        self.for_each_header(each);
     }
 }
 
@@ -222,6 +316,7 @@ impl RdConsumer {
             revoked: Mutex::new(None),
             closing: AtomicBool::new(false),
             debug: crate::client_log::debug_asked(config),
+            batch: Mutex::new(None),
         };
         let group_id = config.get("group.id").map(str::to_string);
         let inner: StreamConsumer<EventContext> = match group_id {
@@ -229,6 +324,8 @@ impl RdConsumer {
             None => without_group(config).create_with_context(context),
         }
         .map_err(|e| from_rd(&e, "creating the consumer"))?;
+        let batch = BatchQueue::new(inner.client()).map(Arc::new);
+        lock(&inner.context().batch).clone_from(&batch);
         Ok(RdConsumer {
             inner: DropOffThread::new(inner),
             group_id,
@@ -240,6 +337,9 @@ impl RdConsumer {
             subscribed: Vec::new(),
             pending_seeks: HashMap::new(),
             release_due: false,
+            batch,
+            slots: Slots::default(),
+            next_reforward: Instant::now() + REFORWARD,
         })
     }
 
@@ -272,7 +372,7 @@ impl RdConsumer {
         self.arena.split().freeze()
     }
 
-    fn convert(&mut self, m: &BorrowedMessage<'_>) -> ConsumedRecord {
+    fn convert(&mut self, m: &impl Fetch) -> ConsumedRecord {
         let topic = match self.topics.get(m.topic()) {
             Some(t) => Arc::clone(t),
             None => {
@@ -288,13 +388,8 @@ impl RdConsumer {
         };
         let key = m.key().map(|k| self.copy(k));
         let value = m.payload().map(|v| self.copy(v));
-        let headers = match m.headers() {
-            None => Vec::new(),
-            Some(h) => h
-                .iter()
-                .map(|h| (h.key.to_string(), h.value.map(|v| self.copy(v))))
-                .collect(),
-        };
+        let mut headers = Vec::new();
+        m.headers(|name, v| headers.push((name.into_owned(), v.map(|v| self.copy(v)))));
         ConsumedRecord {
             topic,
             partition: m.partition(),
@@ -309,12 +404,61 @@ impl RdConsumer {
 
     /// Whether `m` belongs to a partition whose requested seek is not done:
     /// it was fetched from the old position and must not be returned.
-    fn awaits_seek(&self, m: &BorrowedMessage<'_>) -> bool {
+    fn awaits_seek(&self, m: &impl Fetch) -> bool {
         !self.pending_seeks.is_empty()
             && self
                 .pending_seeks
                 .keys()
                 .any(|tp| tp.partition == m.partition() && *tp.topic == *m.topic())
+    }
+
+    /// Forward the whole assignment to the batch queue again if it is time
+    /// (see [`REFORWARD`]).
+    fn reforward_if_due(&mut self) {
+        let now = Instant::now();
+        if now < self.next_reforward {
+            return;
+        }
+        self.next_reforward = now + REFORWARD;
+        if let (Some(batch), Ok(assigned)) = (&self.batch, self.inner.assignment()) {
+            for e in assigned.elements() {
+                batch.forward(e.topic(), e.partition());
+            }
+        }
+    }
+
+    /// Up to `records`' room of what the batch queue holds, converted (those
+    /// of partitions awaiting a seek dropped). A fetch error is returned
+    /// only when it came with no record.
+    fn drain_batch(
+        &mut self,
+        records: &mut Vec<ConsumedRecord>,
+    ) -> Result<(), ::rdkafka::error::KafkaError> {
+        let Some(batch) = self.batch.clone() else {
+            return Ok(());
+        };
+        let room = self.max_poll_records.saturating_sub(records.len());
+        if room == 0 {
+            return Ok(());
+        }
+        let mut slots = std::mem::take(&mut self.slots);
+        let mut error = None;
+        batch.drain(&mut slots, room, |m| match m {
+            Ok(m) if self.awaits_seek(&m) => {}
+            Ok(m) => records.push(self.convert(&m)),
+            Err(code) => {
+                error.get_or_insert(::rdkafka::error::KafkaError::MessageConsumption(code));
+            }
+        });
+        self.slots = slots;
+        match error {
+            Some(e) if records.is_empty() => Err(e),
+            Some(e) => {
+                tracing::warn!(error = %e, "consumer fetch error in a batch; returning the batch");
+                Ok(())
+            }
+            None => Ok(()),
+        }
     }
 
     /// Perform the requested seeks, waiting for librdkafka's answer. A
@@ -405,6 +549,18 @@ impl RdConsumer {
         }
     }
 
+    /// "Subscribed topic not available": librdkafka reports a subscribed
+    /// topic that does not exist yet, and joins it once it appears. Kafka's
+    /// consumer waits for it too; a sink whose topic is created later is
+    /// not a failure.
+    fn note_missing(&mut self, e: &::rdkafka::error::KafkaError) {
+        if self.missing.is_none() {
+            tracing::warn!(error = %e, topics = ?self.subscribed,
+                "a subscribed topic does not exist yet; waiting for it");
+            self.missing = Some((self.subscribed.clone(), Instant::now()));
+        }
+    }
+
     fn group_id(&self, what: &str) -> Result<&str, KafkaError> {
         self.group_id.as_deref().ok_or_else(|| {
             KafkaError::new(
@@ -460,56 +616,21 @@ impl Consumer for RdConsumer {
             if !self.pending_seeks.is_empty() {
                 self.apply_seeks().await?;
             }
-            if !self.stash.is_empty() {
-                return Ok(Some(ConsumerEvent::Records(std::mem::take(
-                    &mut self.stash,
-                ))));
-            }
-            let next_look = match (&self.missing, self.pending_seeks.is_empty()) {
-                (_, false) => Some(Instant::now() + SEEK_RETRY),
-                (Some((_, at)), true) => Some(*at),
-                (None, true) => None,
-            };
+            self.reforward_if_due();
             let mut stream = inner.stream();
-            let first = tokio::select! {
-                biased;
-                _ = inner.context().changed.notified() => continue,
-                m = stream.next() => m,
-                _ = tokio::time::sleep_until(deadline) => return Ok(None),
-                _ = tokio::time::sleep_until(next_look.unwrap_or(deadline)), if next_look.is_some() => {
-                    drop(stream);
-                    if self.missing.as_ref().is_some_and(|(_, at)| *at <= Instant::now()) {
-                        self.look_for_missing_topics().await;
-                    }
-                    continue;
-                }
-            };
-            let message = match first {
-                Some(Ok(m)) => m,
-                // "Subscribed topic not available": librdkafka reports a
-                // subscribed topic that does not exist yet, and joins it
-                // once it appears. Kafka's consumer waits for it too; a
-                // sink whose topic is created later is not a failure.
-                Some(Err(e)) if is_missing_topic(&e) => {
-                    if self.missing.is_none() {
-                        tracing::warn!(error = %e, topics = ?self.subscribed,
-                            "a subscribed topic does not exist yet; waiting for it");
-                        self.missing = Some((self.subscribed.clone(), Instant::now()));
-                    }
-                    continue;
-                }
-                Some(Err(e)) => return Err(from_rd(&e, "consumer poll")),
-                None => return Ok(None),
-            };
-            let mut records = Vec::with_capacity(self.max_poll_records.min(1024));
-            if !self.awaits_seek(&message) {
-                records.push(self.convert(&message));
-            }
-            drop(message);
+            // Held records first (fetched before the event just returned,
+            // or by the wait below); then those on the consumer's own queue,
+            // fetched before their partition was forwarded to the batch
+            // queue, so older than the batch queue's.
+            let mut records = std::mem::take(&mut self.stash);
             while records.len() < self.max_poll_records && !inner.context().has_events() {
                 match stream.next().now_or_never() {
                     Some(Some(Ok(m))) if self.awaits_seek(&m) => {}
                     Some(Some(Ok(m))) => records.push(self.convert(&m)),
+                    Some(Some(Err(e))) if is_missing_topic(&e) => self.note_missing(&e),
+                    Some(Some(Err(e))) if records.is_empty() => {
+                        return Err(from_rd(&e, "consumer poll"))
+                    }
                     Some(Some(Err(e))) => {
                         tracing::warn!(error = %e, "consumer fetch error after a batch; returning the batch");
                         break;
@@ -517,14 +638,51 @@ impl Consumer for RdConsumer {
                     _ => break,
                 }
             }
+            if !inner.context().has_events() {
+                if let Err(e) = self.drain_batch(&mut records) {
+                    return Err(from_rd(&e, "consumer poll"));
+                }
+            }
             if inner.context().has_events() {
                 self.stash = records;
                 continue;
             }
-            if records.is_empty() {
-                continue; // all from partitions whose seek is pending
+            if !records.is_empty() {
+                return Ok(Some(ConsumerEvent::Records(records)));
             }
-            return Ok(Some(ConsumerEvent::Records(records)));
+            let next_look = match (&self.missing, self.pending_seeks.is_empty()) {
+                (_, false) => Instant::now() + SEEK_RETRY,
+                (Some((_, at)), true) => *at,
+                (None, true) => deadline,
+            }
+            .min(self.next_reforward);
+            let batch_wake = self.batch.as_ref().map(|b| b.wake().notified());
+            let first = tokio::select! {
+                biased;
+                _ = inner.context().changed.notified() => continue,
+                m = stream.next() => m,
+                _ = async { batch_wake?.await; Some(()) }, if self.batch.is_some() => continue,
+                _ = tokio::time::sleep_until(deadline) => return Ok(None),
+                _ = tokio::time::sleep_until(next_look), if next_look < deadline => {
+                    drop(stream);
+                    if self.missing.as_ref().is_some_and(|(_, at)| *at <= Instant::now()) {
+                        self.look_for_missing_topics().await;
+                    }
+                    continue;
+                }
+            };
+            match first {
+                // Held for the next turn of the loop, which returns it with
+                // whatever else is queued by then.
+                Some(Ok(m)) if self.awaits_seek(&m) => {}
+                Some(Ok(m)) => {
+                    let record = self.convert(&m);
+                    self.stash.push(record);
+                }
+                Some(Err(e)) if is_missing_topic(&e) => self.note_missing(&e),
+                Some(Err(e)) => return Err(from_rd(&e, "consumer poll")),
+                None => return Ok(None),
+            }
         }
     }
 
@@ -629,7 +787,9 @@ impl Consumer for RdConsumer {
         self.pending_seeks.clear();
         self.inner
             .assign(&tpl)
-            .map_err(|e| from_rd(&e, "assign partitions"))
+            .map_err(|e| from_rd(&e, "assign partitions"))?;
+        self.inner.context().forward(&tpl);
+        Ok(())
     }
 
     async fn end_offsets(

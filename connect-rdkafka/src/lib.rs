@@ -16,6 +16,7 @@
 //! built with the system's OpenSSL, which carries TLS and computes SCRAM.
 
 mod admin;
+mod batch;
 mod client_log;
 mod consumer;
 mod errors;
