@@ -672,6 +672,32 @@ async fn assign_without_a_group_and_end_offsets(backend: Backend) {
     consumer.close().await.unwrap();
 }
 
+/// A partition assigned again and again (each assignment stops and starts
+/// its fetcher) keeps delivering what is produced to it: the rdkafka
+/// adapter's batch queue must not lose the partition's forwarding when
+/// librdkafka stops and restarts it.
+async fn a_partition_assigned_again_keeps_delivering(backend: Backend) {
+    let topic = backend.topic(1).await;
+    let config = ClientConfig::from([
+        ("auto.offset.reset", "earliest"),
+        ("enable.auto.commit", "false"),
+    ]);
+    let mut consumer = backend.cluster.consumer(&config).unwrap();
+    let p0 = TopicPartition::new(topic.as_str(), 0);
+    for round in 0..12i64 {
+        let value = format!("v{round}").into_bytes();
+        produce(&backend, &[OutRecord::new(&topic, Some(&value))]).await;
+        consumer.assign(&[(p0.clone(), Some(round))]).unwrap();
+        let read = poll_records(&mut *consumer, 1).await;
+        assert_eq!(
+            read.iter().map(|r| r.offset).collect::<Vec<_>>(),
+            vec![round],
+            "round {round}"
+        );
+    }
+    consumer.close().await.unwrap();
+}
+
 /// Poll until `n` records arrived; no rebalance event is expected.
 async fn poll_records(consumer: &mut dyn Consumer, n: usize) -> Vec<ConsumedRecord> {
     let deadline = Instant::now() + DEADLINE;
@@ -740,6 +766,7 @@ conformance!(
     a_commit_right_after_a_send_does_not_wait_out_a_poll_step,
     ordering_and_offsets,
     assign_without_a_group_and_end_offsets,
+    a_partition_assigned_again_keeps_delivering,
     keys_land_on_kafkas_partition,
     headers_keys_and_timestamps,
     commits_and_read_back,
