@@ -79,8 +79,25 @@ impl ErrorPipeline {
         chain: &mut TransformChain<R>,
         mut record: R,
     ) -> Result<Transformed<R>> {
+        Ok(match self.transform_in_place(chain, &mut record)? {
+            Transformed::Kept(()) => Transformed::Kept(record),
+            Transformed::Dropped => Transformed::Dropped,
+            Transformed::Failed(_, failure) => Transformed::Failed(None, failure),
+        })
+    }
+
+    /// [`transform_now`](Self::transform_now) on a record where it lies (in
+    /// the batch being built): the sink loop moved each record through the
+    /// chain's callers four times, a tenth of its CPU in `memmove`.
+    /// `Kept(())`: `record` holds the result; otherwise it is to be
+    /// discarded.
+    pub(crate) fn transform_in_place<R: ConnectRecord>(
+        &mut self,
+        chain: &mut TransformChain<R>,
+        record: &mut R,
+    ) -> Result<Transformed<()>> {
         for index in 0..chain.len() {
-            match apply_contained(chain, index, &mut record) {
+            match apply_contained(chain, index, record) {
                 Ok(Verdict::Keep) => {}
                 Ok(Verdict::Drop) => return Ok(Transformed::Dropped),
                 Err(error) => {
@@ -90,7 +107,7 @@ impl ErrorPipeline {
                 }
             }
         }
-        Ok(Transformed::Kept(record))
+        Ok(Transformed::Kept(()))
     }
 }
 

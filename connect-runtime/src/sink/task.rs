@@ -592,13 +592,38 @@ impl WorkerSinkTask {
                     delivered.insert(tp, raw.offset + 1);
                 }
             }
-            match self.convert(raw).await? {
-                Ok(record) => {
+            let record = match self.convert(raw).await? {
+                Ok(record) => record,
+                Err(failure) => {
+                    self.dead_letter(raw, &failure);
+                    continue;
+                }
+            };
+            match &mut self.transforms {
+                None => batch.push(record),
+                // Nothing can wait: transformed where the record lies in
+                // the batch, not moved through the async path.
+                Some(chain) if self.pipeline.config().retry_timeout_ms == 0 => {
+                    batch.push(record);
+                    let Some(last) = batch.last_mut() else {
+                        continue;
+                    };
+                    match self.pipeline.transform_in_place(chain, last)? {
+                        Transformed::Kept(()) => {}
+                        Transformed::Dropped => {
+                            batch.pop();
+                        }
+                        Transformed::Failed(_, failure) => {
+                            batch.pop();
+                            self.dead_letter(raw, &failure);
+                        }
+                    }
+                }
+                Some(_) => {
                     if let Some(r) = self.transform(raw, record).await? {
                         batch.push(r);
                     }
                 }
-                Err(failure) => self.dead_letter(raw, &failure),
             }
         }
         self.reporter.set_batch(records);
