@@ -29,6 +29,7 @@
 
 #![allow(unsafe_code)]
 
+use std::borrow::Cow;
 use std::ffi::{c_void, CStr, CString};
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -183,34 +184,46 @@ unsafe fn bytes<'a>(ptr: *const c_void, len: usize) -> Option<&'a [u8]> {
     }
 }
 
-impl<'a> Fetched<'a> {
-    /// The record's topic.
-    pub(crate) fn topic(&self) -> &'a str {
+/// What the consumer reads of a fetched message, whether it came from
+/// rust-rdkafka's one-by-one poll or from a batch.
+pub(crate) trait Fetch {
+    fn topic(&self) -> &str;
+    fn partition(&self) -> i32;
+    fn offset(&self) -> i64;
+    fn timestamp(&self) -> Timestamp;
+    fn key(&self) -> Option<&[u8]>;
+    fn payload(&self) -> Option<&[u8]>;
+    /// Each header's name and value (`None`: a null value), in order.
+    fn headers<'s>(&'s self, each: impl FnMut(Cow<'s, str>, Option<&'s [u8]>));
+}
+
+impl Fetch for Fetched<'_> {
+    fn topic(&self) -> &str {
         // SAFETY: a fetched message's `rkt` is its live topic handle, and
         // librdkafka's topic names are NUL-terminated and outlive it.
         let name = unsafe { CStr::from_ptr(rd::rd_kafka_topic_name(self.raw.rkt)) };
         name.to_str().unwrap_or("")
     }
 
-    pub(crate) fn partition(&self) -> i32 {
+    fn partition(&self) -> i32 {
         self.raw.partition
     }
 
-    pub(crate) fn offset(&self) -> i64 {
+    fn offset(&self) -> i64 {
         self.raw.offset
     }
 
-    pub(crate) fn key(&self) -> Option<&'a [u8]> {
+    fn key(&self) -> Option<&[u8]> {
         // SAFETY: librdkafka's key pointer and length belong together.
         unsafe { bytes(self.raw.key, self.raw.key_len) }
     }
 
-    pub(crate) fn payload(&self) -> Option<&'a [u8]> {
+    fn payload(&self) -> Option<&[u8]> {
         // SAFETY: as for `key`.
         unsafe { bytes(self.raw.payload, self.raw.len) }
     }
 
-    pub(crate) fn timestamp(&self) -> Timestamp {
+    fn timestamp(&self) -> Timestamp {
         let mut kind = rd::rd_kafka_timestamp_type_t::RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
         // SAFETY: the message is live; `kind` is valid for a write.
         let ms = unsafe { rd::rd_kafka_message_timestamp(self.raw, &mut kind) };
@@ -225,11 +238,7 @@ impl<'a> Fetched<'a> {
         }
     }
 
-    /// Each header's name and value (`None`: a null value), in order.
-    pub(crate) fn for_each_header(
-        &self,
-        mut each: impl FnMut(std::borrow::Cow<'a, str>, Option<&'a [u8]>),
-    ) {
+    fn headers<'s>(&'s self, mut each: impl FnMut(Cow<'s, str>, Option<&'s [u8]>)) {
         let mut headers: *mut rd::rd_kafka_headers_t = std::ptr::null_mut();
         // SAFETY: the message is live; `headers` is valid for a write and
         // points into the message afterwards (freed with it).

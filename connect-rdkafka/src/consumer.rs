@@ -27,7 +27,7 @@ use futures::{FutureExt, StreamExt};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::batch::{BatchQueue, Fetched, Slots};
+use super::batch::{BatchQueue, Fetch, Slots};
 use super::errors::from_rd;
 use super::off_thread::DropOffThread;
 use super::producer::offsets_list;
@@ -241,18 +241,8 @@ impl Drop for RdConsumer {
     }
 }
 
-/// What `convert` reads of a fetched message, from rust-rdkafka's
-/// one-by-one poll or from a batch.
-trait Fetch {
-    fn topic(&self) -> &str;
-    fn partition(&self) -> i32;
-    fn offset(&self) -> i64;
-    fn timestamp(&self) -> Timestamp;
-    fn key(&self) -> Option<&[u8]>;
-    fn payload(&self) -> Option<&[u8]>;
-    fn headers<'s>(&'s self, each: impl FnMut(Cow<'s, str>, Option<&'s [u8]>));
-}
-
+/// A message of rust-rdkafka's one-by-one poll (records fetched before
+/// their partition was forwarded to the batch queue).
 impl Fetch for BorrowedMessage<'_> {
     fn topic(&self) -> &str {
         Message::topic(self)
@@ -278,30 +268,6 @@ impl Fetch for BorrowedMessage<'_> {
                 each(Cow::Borrowed(h.key), h.value);
             }
         }
-    }
-}
-
-impl Fetch for Fetched<'_> {
-    fn topic(&self) -> &str {
-        Fetched::topic(self)
-    }
-    fn partition(&self) -> i32 {
-        Fetched::partition(self)
-    }
-    fn offset(&self) -> i64 {
-        Fetched::offset(self)
-    }
-    fn timestamp(&self) -> Timestamp {
-        Fetched::timestamp(self)
-    }
-    fn key(&self) -> Option<&[u8]> {
-        Fetched::key(self)
-    }
-    fn payload(&self) -> Option<&[u8]> {
-        Fetched::payload(self)
-    }
-    fn headers<'s>(&'s self, each: impl FnMut(Cow<'s, str>, Option<&'s [u8]>)) {
-        self.for_each_header(each);
     }
 }
 
