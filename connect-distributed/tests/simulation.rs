@@ -6,6 +6,9 @@
 //! - Long size: `SIM_SEEDS=100000 cargo test --release -p connect-distributed --test simulation`.
 //! - One seed, with its timeline: `SIM_SEED=42 cargo test -p connect-distributed --test simulation -- --nocapture`.
 //! - Another range: `SIM_FIRST_SEED=5000 SIM_SEEDS=1000 ...`.
+//! - The workers' own logs in the timeline (each line names its worker):
+//!   `SIM_LOG=connect_distributed=info SIM_SEED=42 ...` (any `EnvFilter`
+//!   directive).
 
 mod cluster_sim;
 mod fake_wire;
@@ -145,7 +148,7 @@ const REGRESSIONS: [(u64, &str); 5] = [
 ];
 
 /// Regression seeds found with the full schedule ([`SIZE`]).
-const REGRESSIONS_FULL: [(u64, &str); 7] = [
+const REGRESSIONS_FULL: [(u64, &str); 9] = [
     (
         785,
         "an up-to-date follower retried a config-mismatch round at once, got the same failed assignment back at once, and so on without end while the leader (behind the config topic) read (now it backs off)",
@@ -173,6 +176,14 @@ const REGRESSIONS_FULL: [(u64, &str); 7] = [
     (
         8989,
         "the simulation's lagging config view told the worker nothing when it caught up, so a leader that left the group until its reader got there stayed out for the whole worker.unsync.backoff.ms (the real reader notifies as it applies records; now the simulated one does too)",
+    ),
+    (
+        42373,
+        "a leader that could not read the config topic asked to leave the group while a round was under way, caught up before the round ended, and its rejoin request was dropped as served by that round: it stayed out for the whole worker.unsync.backoff.ms (found by the 100,000-seed run; now a rejoin asked after a pending leave makes the member join again right after leaving)",
+    ),
+    (
+        75886,
+        "the same as 42373 on the compatible protocol (the same 100,000-seed run)",
     ),
 ];
 

@@ -18,6 +18,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 // tokio's clock, not std's: the same wall clock in production, and the
 // paused, simulated one under `start_paused` (the cluster simulation).
 use tokio::time::Instant;
@@ -239,6 +240,40 @@ enum Command {
         reason: String,
         backoff: Duration,
     },
+}
+
+/// A [`Command::LeaveFor`] not yet acted on.
+struct PendingLeave {
+    reason: String,
+    backoff: Duration,
+    /// A rejoin asked for after the leave (the worker caught up while a
+    /// round delayed the leave): the member still leaves, since the herder
+    /// waits for its `Left`, but joins again at once instead of after the
+    /// backoff. Dropping it stranded the worker outside the group for the
+    /// whole backoff (simulation seeds 42373 and 75886).
+    rejoin: Option<String>,
+}
+
+impl PendingLeave {
+    fn new(reason: String, backoff: Duration) -> Option<PendingLeave> {
+        Some(PendingLeave {
+            reason,
+            backoff,
+            rejoin: None,
+        })
+    }
+}
+
+/// A rejoin request that arrives while a leave is pending belongs to the
+/// leave (see [`PendingLeave::rejoin`]); `None` when there is none.
+fn rejoin_after_leave(pending: &mut Option<PendingLeave>, reason: String) -> Option<String> {
+    match pending {
+        Some(leave) => {
+            leave.rejoin = Some(reason);
+            None
+        }
+        None => Some(reason),
+    }
 }
 
 enum Signal {
@@ -488,14 +523,20 @@ impl GroupMember {
             }),
             coordinator_unreachable: AtomicBool::new(false),
         });
-        let heartbeat = AbortOnDrop(tokio::spawn(heartbeat_loop(
-            shared.clone(),
-            signals_tx.clone(),
-        )));
-        let watchdog = AbortOnDrop(tokio::spawn(watchdog_loop(
-            shared.clone(),
-            signals_tx.clone(),
-        )));
+        // Java's log context (`[Worker clientId=…, groupId=…]`): which
+        // member said it, when several run in one process (tests, the
+        // simulation) or their logs are merged.
+        let span = tracing::info_span!(
+            "group",
+            client_id = %shared.config.client_id,
+            group_id = %shared.config.group_id
+        );
+        let heartbeat = AbortOnDrop(tokio::spawn(
+            heartbeat_loop(shared.clone(), signals_tx.clone()).instrument(span.clone()),
+        ));
+        let watchdog = AbortOnDrop(tokio::spawn(
+            watchdog_loop(shared.clone(), signals_tx.clone()).instrument(span.clone()),
+        ));
         let runner = Runner {
             shared: shared.clone(),
             handler,
@@ -509,7 +550,7 @@ impl GroupMember {
             rejoin_after: None,
             _tasks: [heartbeat, watchdog],
         };
-        let task = tokio::spawn(runner.run());
+        let task = tokio::spawn(runner.run().instrument(span));
         Ok((
             GroupMember {
                 commands: commands_tx,
@@ -528,8 +569,9 @@ impl GroupMember {
 
     /// Leaves the group (LeaveGroup with `reason`) without stopping: the
     /// member stays out for `backoff`, or until
-    /// [`request_rejoin`](Self::request_rejoin) asks sooner, then joins
-    /// again as a new member; [`GroupEvent::Left`] marks the moment it is
+    /// [`request_rejoin`](Self::request_rejoin) asks sooner (a request
+    /// made after this call, even before the member is out, counts: it
+    /// still leaves, then joins at once), then joins again as a new member; [`GroupEvent::Left`] marks the moment it is
     /// out. This is Java's `maybeLeaveGroup` followed by a backoff: a
     /// worker that cannot follow the config topic drops out rather than
     /// block every round with a config mismatch. **Stop all work first**:
@@ -843,7 +885,7 @@ struct Runner {
     last_completed_generation: i32,
     /// A [`Command::LeaveFor`] that came while a round or a pause was under
     /// way: acted on as soon as the loop is free.
-    leave_for: Option<(String, Duration)>,
+    leave_for: Option<PendingLeave>,
     /// A rejoin due as soon as the current round completes.
     rejoin_after: Option<RebalanceReason>,
     _tasks: [AbortOnDrop; 2],
@@ -862,8 +904,8 @@ impl Runner {
 
     async fn run_loop(&mut self) -> Result<(), GroupError> {
         loop {
-            if let Some((reason, backoff)) = self.leave_for.take() {
-                if self.stay_out(&reason, backoff).await {
+            if let Some(leave) = self.leave_for.take() {
+                if self.stay_out(leave).await {
                     return self.leave().await;
                 }
                 continue;
@@ -927,8 +969,8 @@ impl Runner {
             }
             tokio::select! {
                 command = self.commands.recv() => match command {
-                    Some(Command::Rejoin(reason)) => self.start_rejoin(RebalanceReason::Requested(reason)),
-                    Some(Command::LeaveFor { reason, backoff }) => self.leave_for = Some((reason, backoff)),
+                    Some(Command::Rejoin(reason)) => self.on_rejoin_command(reason),
+                    Some(Command::LeaveFor { reason, backoff }) => self.leave_for = PendingLeave::new(reason, backoff),
                     None | Some(Command::Leave) => return self.leave().await,
                 },
                 Some(signal) = self.signals.recv() => self.on_signal(signal),
@@ -938,9 +980,20 @@ impl Runner {
 
     /// LeaveGroup, then out of the group for `backoff` or until a rejoin
     /// is asked for; true when the member is to stop for good.
-    async fn stay_out(&mut self, reason: &str, backoff: Duration) -> bool {
-        self.leave_group(reason).await;
+    async fn stay_out(&mut self, leave: PendingLeave) -> bool {
+        let PendingLeave {
+            reason,
+            backoff,
+            rejoin,
+        } = leave;
+        self.leave_group(&reason).await;
         self.shared.emit(GroupEvent::Left { backoff });
+        if let Some(rejoin) = rejoin {
+            tracing::info!(group = %self.shared.config.group_id, reason, rejoin, "left the group; joining again at once, as asked after the leave");
+            self.need_join = false;
+            self.start_rejoin(RebalanceReason::Requested(rejoin));
+            return false;
+        }
         tracing::warn!(group = %self.shared.config.group_id, reason, ?backoff, "left the group; joining again after the backoff");
         let sleep = tokio::time::sleep(backoff);
         tokio::pin!(sleep);
@@ -971,12 +1024,19 @@ impl Runner {
             tokio::select! {
                 _ = &mut sleep => return false,
                 command = self.commands.recv() => match command {
-                    Some(Command::Rejoin(reason)) => self.start_rejoin(RebalanceReason::Requested(reason)),
-                    Some(Command::LeaveFor { reason, backoff }) => self.leave_for = Some((reason, backoff)),
+                    Some(Command::Rejoin(reason)) => self.on_rejoin_command(reason),
+                    Some(Command::LeaveFor { reason, backoff }) => self.leave_for = PendingLeave::new(reason, backoff),
                     None | Some(Command::Leave) => return true,
                 },
                 Some(signal) = self.signals.recv() => self.on_signal(signal),
             }
+        }
+    }
+
+    /// A rejoin the herder asked for: now, or right after a pending leave.
+    fn on_rejoin_command(&mut self, reason: String) {
+        if let Some(reason) = rejoin_after_leave(&mut self.leave_for, reason) {
+            self.start_rejoin(RebalanceReason::Requested(reason));
         }
     }
 
@@ -1102,10 +1162,13 @@ impl Runner {
                 tokio::select! {
                     r = &mut fut => break Some(r),
                     command = commands.recv() => match command {
-                        // A round is under way: it serves the request.
-                        Some(Command::Rejoin(_)) => {}
+                        // A round is under way: it serves the request,
+                        // unless a leave comes first.
+                        Some(Command::Rejoin(reason)) => {
+                            let _ = rejoin_after_leave(leave_for, reason);
+                        }
                         // Once the round is over.
-                        Some(Command::LeaveFor { reason, backoff }) => *leave_for = Some((reason, backoff)),
+                        Some(Command::LeaveFor { reason, backoff }) => *leave_for = PendingLeave::new(reason, backoff),
                         None | Some(Command::Leave) => break None,
                     },
                 }

@@ -558,6 +558,7 @@ impl Engine {
 
     async fn on_config(&mut self) {
         let state = self.shared.configs.state();
+        tracing::debug!(offset = state.offset(), behind = ?self.behind, "the config topic moved");
         if let Some((want, _)) = self.behind {
             if state.offset() >= want {
                 self.behind = None;

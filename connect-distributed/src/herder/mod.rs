@@ -508,7 +508,15 @@ impl DistributedHerder {
             task_restarts,
             self.stop.subscribe(),
         );
-        let engine = tokio::spawn(engine.run());
+        // What the herder and the units it starts log carries the worker's
+        // client and group ids, as Java's `[Worker clientId=…]` context.
+        let group = &self.shared.settings.group;
+        let span = tracing::info_span!(
+            "worker",
+            client_id = %group.client_id,
+            group_id = %group.group_id
+        );
+        let engine = tokio::spawn(tracing::Instrument::instrument(engine.run(), span));
         tokio::spawn(supervise(engine, self.shared.clone()));
         // Automatic restarts (auto.restart.*) of the units this worker runs.
         let weak = Arc::downgrade(&self.shared);

@@ -79,6 +79,58 @@ impl Timeline {
     }
 }
 
+/// Writes the workers' log lines (`SIM_LOG`, an `EnvFilter` directive
+/// such as `connect_distributed=info`) into a timeline, at their simulated
+/// instant, so a replayed seed shows why as well as what.
+#[derive(Clone)]
+pub(crate) struct LogToTimeline(pub(crate) Arc<Timeline>);
+
+/// One log line on its way into the timeline.
+pub(crate) struct LogLine(Arc<Timeline>, Vec<u8>);
+
+impl std::io::Write for LogLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.1.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        let line = String::from_utf8_lossy(&self.1);
+        let line = line.trim_end();
+        if !line.is_empty() {
+            self.0.log(format!("  log: {line}"));
+        }
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogToTimeline {
+    type Writer = LogLine;
+    fn make_writer(&'a self) -> LogLine {
+        LogLine(self.0.clone(), Vec::new())
+    }
+}
+
+impl LogToTimeline {
+    /// With `SIM_LOG` set, this thread's log events (every task of a
+    /// current-thread runtime) go into `timeline` while the guard lives.
+    pub(crate) fn install(timeline: &Arc<Timeline>) -> Option<tracing::subscriber::DefaultGuard> {
+        let filter = std::env::var("SIM_LOG").ok()?;
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .without_time()
+            .with_ansi(false)
+            .with_target(false)
+            .with_writer(LogToTimeline(timeline.clone()))
+            .finish();
+        Some(tracing::subscriber::set_default(subscriber))
+    }
+}
+
 #[derive(Default)]
 struct Tracked {
     /// Unit (`c` or `c-0`) → the workers running an instance of it now.

@@ -630,6 +630,7 @@ pub(crate) async fn run(
     };
     let mut cluster = Cluster::new(size.lagging_reads, protocol).await;
     watch(cluster.timeline.clone());
+    let _logs = super::LogToTimeline::install(&cluster.timeline);
     let initial = 2 + rng.below(2);
     for _ in 0..initial {
         cluster.add_worker().await;
