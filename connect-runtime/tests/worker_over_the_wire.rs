@@ -723,3 +723,79 @@ async fn sink_creates_its_dlq_topic_on_real_kafka() {
     assert_eq!(status.state.state, "RUNNING", "{:?}", status.state.trace);
     w.shutdown().await;
 }
+
+/// Both loops share one dead letter queue type, and with it when its topic
+/// is made: at task start. A topic that cannot exist (three replicas on a
+/// one-broker cluster) fails the task before it moves a record, with a
+/// message naming the topic and the key to change; the source DLQ used to
+/// be created at the first failed record, and a failure there was only
+/// logged. Real broker only: the mock cluster cannot create topics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dlq_topic_that_cannot_exist_fails_either_task_at_start_on_real_kafka() {
+    let Some(wire) = Wire::real(
+        "worker_over_the_wire::a_dlq_topic_that_cannot_exist_fails_either_task_at_start_on_real_kafka",
+    ) else {
+        return;
+    };
+    let out = wire.topic("out", 1).await;
+    let dlq = wire.name("dlq");
+    let collected = Collector::default();
+    let w = worker_with(
+        wire.cluster.clone(),
+        Arc::new(MemoryOffsetStore::new()),
+        &collected,
+        &[("producer.allow.auto.create.topics", "false")],
+    );
+    let dlq_keys = props(&[
+        ("errors.tolerance", "all"),
+        ("errors.deadletterqueue.topic.name", &dlq),
+        ("errors.deadletterqueue.topic.replication.factor", "3"),
+    ]);
+    let src = wire.name("src");
+    let mut source = source_config(&out, 5);
+    source.extend(dlq_keys.clone());
+    let sink = wire.name("sink");
+    let mut sink_props = sink_config(&out);
+    sink_props.extend(dlq_keys);
+    for (name, config) in [(&src, source), (&sink, sink_props)] {
+        w.create_connector(name, config, TargetState::Started)
+            .await
+            .unwrap();
+        let mut last = String::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        let trace = loop {
+            let status = w.task_status(name, 0).await;
+            if let Ok(s) = &status {
+                last = s.state.state.clone();
+                if last == "FAILED" {
+                    break s.state.trace.clone().unwrap_or_default();
+                }
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{name}: the task never FAILED (last {last}, {status:?})"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert!(
+            trace.contains(&format!("dead letter queue topic '{dlq}'"))
+                && trace.contains("errors.deadletterqueue.topic.replication.factor=3"),
+            "{name}: {trace}"
+        );
+    }
+    let mut consumer = wire
+        .cluster
+        .consumer(&props(&[("enable.auto.commit", "false")]))
+        .expect("consumer");
+    let tp = TopicPartition::new(out.as_str(), 0);
+    let ends = consumer
+        .end_offsets(std::slice::from_ref(&tp), Duration::from_secs(30))
+        .await
+        .expect("the end offset");
+    assert_eq!(
+        ends,
+        [0],
+        "the source task sent records before its DLQ existed"
+    );
+    w.shutdown().await;
+}

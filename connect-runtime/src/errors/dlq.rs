@@ -1,14 +1,20 @@
-//! Dead letter queue records: Kafka's `__connect.errors.*` context headers.
+//! Dead letter queues: the queue a task sends failed records to, the
+//! records (letters) and Kafka's `__connect.errors.*` context headers.
 
 use std::fmt::Write as _;
 
 use bytes::Bytes;
 use connect_api::converter::{Converter, Serialized};
-use connect_api::{ConnectError, ErrorKind, Record, SourceMap};
+use std::sync::Arc;
+
+use connect_api::{ConnectError, ErrorKind, Record, Result, SourceMap};
 
 use super::config::ErrorConfig;
 use super::pipeline::Failure;
-use crate::kafka::{ConsumedRecord, OutHeader, OutRecord};
+use crate::kafka::{
+    Admin, ClientConfig, ConsumedRecord, CreateTopicOutcome, DeliverySink, KafkaCluster, NewTopic,
+    OutHeader, OutRecord, Producer,
+};
 use crate::status::TaskId;
 
 /// One record on its way to a dead letter queue, from either loop: the
@@ -263,18 +269,116 @@ pub fn append_context_headers(
     put(headers::EXCEPTION_STACKTRACE, error_chain(&failure.error));
 }
 
-/// Create the dead letter queue `topic` (one partition, `replication_factor`
-/// replicas) unless it exists, as Kafka's sink DLQ reporter does at task
-/// start. A cluster that cannot create topics (librdkafka's mock) relies on
-/// auto-creation; any other failure is an error naming the topic and the
-/// replication factor, since records sent to a DLQ that cannot exist would
-/// fail the task later, mid-stream.
-pub async fn create_dlq_topic(
-    admin: &dyn crate::kafka::Admin,
-    topic: &str,
+/// A task's dead letter queue, the same for the source and the sink loop:
+/// the topic (`errors.deadletterqueue.topic.name`), the producer letters
+/// go through, and the topic's creation, done once before the first letter
+/// (both loops do it when the task starts).
+///
+/// ```
+/// use std::sync::Arc;
+/// use connect_runtime::errors::dlq::DeadLetterQueue;
+/// use connect_runtime::errors::ErrorConfig;
+/// use connect_runtime::kafka::memory::MemoryKafka;
+/// use connect_runtime::kafka::{ClientConfig, DeliveryWaiter};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let kafka = MemoryKafka::new();
+/// let errors = ErrorConfig { dlq_topic: "dlq".into(), ..ErrorConfig::default() };
+/// let acks = Arc::new(DeliveryWaiter::default());
+/// let dlq = DeadLetterQueue::open(&kafka, &errors, &ClientConfig::new(), acks, true)
+///     .unwrap()
+///     .expect("a DLQ topic is configured");
+/// dlq.ensure_topic().await.unwrap();
+/// assert_eq!(dlq.topic(), "dlq");
+/// assert_eq!(kafka.partitions("dlq"), Some(1));
+/// # });
+/// ```
+pub struct DeadLetterQueue {
+    topic: String,
     replication_factor: i16,
-) -> connect_api::Result<()> {
-    use crate::kafka::{CreateTopicOutcome, NewTopic};
+    /// `None`: letters go through another producer (an exactly-once
+    /// source task sends them in its transaction, with its own).
+    producer: Option<Box<dyn Producer>>,
+    admin: Option<Box<dyn Admin>>,
+    created: tokio::sync::OnceCell<()>,
+}
+
+impl DeadLetterQueue {
+    /// The dead letter queue `errors` configures, with clients opened on
+    /// `cluster` with `client` (the task's producer properties): `None`
+    /// when no DLQ topic is set. With `own_producer` its letters have a
+    /// producer of their own, reporting acknowledgements to `acks`.
+    pub fn open(
+        cluster: &dyn KafkaCluster,
+        errors: &ErrorConfig,
+        client: &ClientConfig,
+        acks: Arc<dyn DeliverySink>,
+        own_producer: bool,
+    ) -> Result<Option<Self>> {
+        if errors.dlq_topic.is_empty() {
+            return Ok(None);
+        }
+        let producer = if own_producer {
+            Some(cluster.producer(client, acks)?)
+        } else {
+            None
+        };
+        Ok(Some(DeadLetterQueue {
+            topic: errors.dlq_topic.clone(),
+            replication_factor: errors.dlq_replication_factor,
+            producer,
+            admin: Some(cluster.admin(client)?),
+            created: tokio::sync::OnceCell::new(),
+        }))
+    }
+
+    /// The topic letters go to.
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    /// The queue's own producer (`None` when letters go through the task's).
+    pub fn producer(&self) -> Option<&dyn Producer> {
+        self.producer.as_deref()
+    }
+
+    /// Create the topic (one partition,
+    /// `errors.deadletterqueue.topic.replication.factor` replicas) unless
+    /// it exists, as Kafka's sink DLQ reporter does at task start; once. A
+    /// cluster that cannot create topics (librdkafka's mock) relies on
+    /// auto-creation; any other failure is an error naming the topic and
+    /// the replication factor, since records sent to a DLQ that cannot
+    /// exist would fail the task later, mid-stream.
+    pub async fn ensure_topic(&self) -> Result<()> {
+        let Some(admin) = self.admin.as_deref() else {
+            return Ok(());
+        };
+        self.created
+            .get_or_try_init(|| create_topic(admin, &self.topic, self.replication_factor))
+            .await
+            .map(|_| ())
+    }
+
+    /// Wait up to `timeout` for the queue's own producer to deliver what it
+    /// holds.
+    pub async fn flush(&self, timeout: std::time::Duration) -> Result<()> {
+        match &self.producer {
+            Some(p) => p.flush(timeout).await.map_err(ConnectError::from),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Debug for DeadLetterQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeadLetterQueue")
+            .field("topic", &self.topic)
+            .field("own_producer", &self.producer.is_some())
+            .finish()
+    }
+}
+
+async fn create_topic(admin: &dyn Admin, topic: &str, replication_factor: i16) -> Result<()> {
     // Look first, as Kafka does: a cluster without CreateTopics support
     // (the mock) answers a create only after its timeout. Listing asks for
     // no auto-creation, unlike a metadata request for the one topic.

@@ -18,9 +18,9 @@ use connect_api::{ConnectError, Result, SinkRecord};
 use futures::future::BoxFuture;
 use tokio::sync::oneshot;
 
-use crate::errors::dlq::{self, DeadLetter, Origin};
+use crate::errors::dlq::{self, DeadLetter, DeadLetterQueue, Origin};
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage};
-use crate::kafka::{ConsumedRecord, DeliverySink, DeliveryWaiter, KafkaError, Producer};
+use crate::kafka::{ConsumedRecord, DeliverySink, DeliveryWaiter, KafkaError};
 use crate::status::TaskId;
 
 /// Outcome of one send attempt.
@@ -40,7 +40,7 @@ pub(crate) struct Reporter {
     id: TaskId,
     errors: ErrorConfig,
     pipeline: Mutex<ErrorPipeline>,
-    producer: Option<Box<dyn Producer>>,
+    dlq: Option<DeadLetterQueue>,
     acks: Arc<DeliveryWaiter>,
     next_token: std::sync::atomic::AtomicU64,
     /// Raw records of the batch being delivered, by original coordinates.
@@ -55,7 +55,7 @@ impl Reporter {
     pub(crate) fn new(
         id: TaskId,
         errors: ErrorConfig,
-        producer: Option<Box<dyn Producer>>,
+        dlq: Option<DeadLetterQueue>,
         acks: Arc<DeliveryWaiter>,
         json: Box<dyn Converter>,
     ) -> Self {
@@ -63,7 +63,7 @@ impl Reporter {
             id,
             pipeline: Mutex::new(ErrorPipeline::new(errors.clone())),
             errors,
-            producer,
+            dlq,
             acks,
             next_token: Default::default(),
             raw: Mutex::new(HashMap::new()),
@@ -91,6 +91,14 @@ impl Reporter {
                     .into_iter()
                     .map(|r| ((r.topic.clone(), r.partition, r.offset), r)),
             );
+        }
+    }
+
+    /// Create the DLQ topic, when there is a DLQ (at task start, as Kafka).
+    pub(crate) async fn ensure_dlq_topic(&self) -> Result<()> {
+        match &self.dlq {
+            Some(dlq) => dlq.ensure_topic().await,
+            None => Ok(()),
         }
     }
 
@@ -132,7 +140,7 @@ impl Reporter {
                 pl.record_logged();
             }
         }
-        if self.producer.is_none() {
+        if self.dlq.is_none() {
             let (tx, rx) = oneshot::channel();
             let _ = tx.send(Ok(()));
             return rx;
@@ -171,10 +179,14 @@ impl Reporter {
     /// One attempt to queue `letter`; a refusal other than a full queue is
     /// reported through the acks, so the waiting future resolves.
     fn try_send(&self, letter: &DeadLetter, token: u64) -> Sent {
-        let Some(producer) = &self.producer else {
+        let Some((producer, topic)) = self
+            .dlq
+            .as_ref()
+            .and_then(|dlq| Some((dlq.producer()?, dlq.topic())))
+        else {
             return Sent::Done;
         };
-        match producer.send(&letter.out(&self.errors.dlq_topic), token) {
+        match producer.send(&letter.out(topic), token) {
             Ok(()) => Sent::Done,
             Err(crate::kafka::SendError::QueueFull) => Sent::QueueFull,
             Err(crate::kafka::SendError::Kafka(e)) => {
@@ -276,7 +288,7 @@ mod tests {
     use crate::converters::json::JsonConverter;
     use crate::errors::Tolerance;
     use crate::kafka::memory::MemoryKafka;
-    use crate::kafka::{KafkaCluster, NewTopic, TimestampType};
+    use crate::kafka::{NewTopic, TimestampType};
 
     fn raw(offset: i64) -> ConsumedRecord {
         ConsumedRecord {
@@ -313,12 +325,12 @@ mod tests {
         kafka.set_ack_delay(ack_delay);
         let acks = Arc::new(DeliveryWaiter::default());
         let config = ConfigMap::from([("queue.buffering.max.messages", "1")]);
-        let producer = kafka.producer(&config, acks.clone()).unwrap();
         let errors = ErrorConfig {
             tolerance: Tolerance::All,
             dlq_topic: "dlq".into(),
             ..ErrorConfig::default()
         };
+        let dlq = DeadLetterQueue::open(&kafka, &errors, &config, acks.clone(), true).unwrap();
         let id = TaskId {
             connector: "sink".into(),
             task: 0,
@@ -326,7 +338,7 @@ mod tests {
         let reporter = Arc::new(Reporter::new(
             id,
             errors,
-            Some(producer),
+            dlq,
             acks,
             Box::new(JsonConverter::new()),
         ));

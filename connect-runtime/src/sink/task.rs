@@ -26,10 +26,10 @@ use super::commit::FlushedOffsets;
 use super::reporter::{reporter_enabled, Reporter, TaskReporter};
 use crate::codec;
 use crate::converters::TaskConverters;
+use crate::errors::dlq::DeadLetterQueue;
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage, Transformed};
 use crate::kafka::{
-    Admin, ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, KafkaCluster,
-    Subscription,
+    ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, KafkaCluster, Subscription,
 };
 use crate::metrics::TaskCall;
 use crate::panics::{contain, CallOf};
@@ -222,8 +222,6 @@ pub struct WorkerSinkTask {
     assigned: BTreeSet<TopicPartition>,
     /// Partitions paused by the task (kept paused across a runtime pause).
     task_paused: BTreeSet<TopicPartition>,
-    /// Creates the DLQ topic at start; `None` without a DLQ.
-    dlq_admin: Option<Box<dyn Admin>>,
     /// When `put` was last called (an idle task gets empty puts).
     last_put: Instant,
     dlq_waits:
@@ -255,14 +253,13 @@ impl WorkerSinkTask {
         let mut consumer = cluster.consumer(&consumer_config)?;
         consumer.subscribe(&settings.subscription)?;
         let acks = Arc::new(crate::kafka::DeliveryWaiter::default());
-        let (dlq_producer, dlq_admin) = if settings.errors.dlq_topic.is_empty() {
-            (None, None)
-        } else {
-            (
-                Some(cluster.producer(&settings.producer, acks.clone())?),
-                Some(cluster.admin(&settings.producer)?),
-            )
-        };
+        let dlq = DeadLetterQueue::open(
+            cluster.as_ref(),
+            &settings.errors,
+            &settings.producer,
+            acks.clone(),
+            true,
+        )?;
         let SinkPlugins {
             task,
             task_config,
@@ -276,7 +273,7 @@ impl WorkerSinkTask {
         let reporter = Arc::new(Reporter::new(
             settings.id.clone(),
             settings.errors.clone(),
-            dlq_producer,
+            dlq,
             acks,
             json,
         ));
@@ -308,7 +305,6 @@ impl WorkerSinkTask {
             task_paused: BTreeSet::new(),
             last_put: Instant::now(),
             dlq_waits: Vec::new(),
-            dlq_admin,
             batch: Vec::new(),
             redelivery: None,
             membership: Membership {
@@ -354,15 +350,7 @@ impl WorkerSinkTask {
     async fn run_inner(&mut self) -> Result<()> {
         let ctx: Arc<dyn SinkTaskContext> = self.context.clone();
         let config = self.task_config.clone();
-        if let Some(admin) = self.dlq_admin.take() {
-            let errors = &self.settings.errors;
-            crate::errors::dlq::create_dlq_topic(
-                &*admin,
-                &errors.dlq_topic,
-                errors.dlq_replication_factor,
-            )
-            .await?;
-        }
+        self.reporter.ensure_dlq_topic().await?;
         self.task.start(&config, ctx).await?;
         let id = self.settings.id.clone();
         let mut flush = flush_timer(self.settings.flush_interval);

@@ -140,7 +140,7 @@ impl WorkerSourceTask {
             return self.commit_transaction().await;
         }
         let flushed = self.producer.flush(timeout).await;
-        if let Some(d) = &self.dlq_producer {
+        if let Some(d) = &self.dlq {
             let _ = d.flush(timeout).await;
         }
         if let Err(e) = flushed {

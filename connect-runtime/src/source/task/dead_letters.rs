@@ -1,5 +1,6 @@
-//! The source dead letter queue: a failed record's original goes to the
-//! DLQ topic, created when first needed.
+//! The source side of the dead letter queue: a failed record's original
+//! goes to the DLQ topic (the queue itself, [`DeadLetterQueue`], is the
+//! sink's too).
 
 use super::*;
 
@@ -35,7 +36,7 @@ impl WorkerSourceTask {
         if logged {
             self.pipeline.record_logged();
         }
-        if !self.has_dlq() {
+        let Some(dlq) = &self.dlq else {
             // Skipped: as Kafka, commit_record without metadata, with the
             // record when it was kept, else (as for a dropped record) its
             // source partition and offset.
@@ -55,7 +56,7 @@ impl WorkerSourceTask {
             }
             return Ok(());
         };
-        let dlq_topic = self.settings.errors.dlq_topic.clone();
+        let dlq_topic = dlq.topic().to_owned();
         // A source record has no bytes yet: the letter renders key and
         // value as JSON with schemas, which keeps everything readable.
         let letter = match &record {
@@ -69,40 +70,27 @@ impl WorkerSourceTask {
             source_offset: &offset,
         };
         let letter = letter.with_context(&self.settings.errors, id, origin, &failure);
-        self.ensure_dlq_topic(&dlq_topic).await;
         let token = match at {
             Submit::New(p, o) => self.tracker.submit_dead_letter(p, o),
             Submit::Existing(token) => token,
         };
         self.in_transaction()?;
-        let dlq = match (&self.transactions, self.dlq_producer.as_deref()) {
+        let producer = match (
+            &self.transactions,
+            self.dlq.as_ref().and_then(|d| d.producer()),
+        ) {
             // In the transaction, with the records it belongs with.
             (Some(_), _) => &*self.producer,
-            (None, Some(dlq)) => dlq,
+            (None, Some(own)) => own,
             (None, None) => return Ok(()),
         };
-        let sent = send_with_backpressure(dlq, &letter.out(&dlq_topic), token, &self.acks).await;
+        let sent =
+            send_with_backpressure(producer, &letter.out(&dlq_topic), token, &self.acks).await;
         self.pipeline.record_dlq_send(sent.is_err());
         sent.map_err(|e| e.context("cannot send a failed record to the dead letter queue"))?;
         if let Some(r) = record {
             self.tracker.attach(token, r);
         }
         Ok(())
-    }
-
-    /// A DLQ is configured: its own producer, or (exactly once) the task's.
-    fn has_dlq(&self) -> bool {
-        self.dlq_producer.is_some()
-            || (self.transactions.is_some() && !self.settings.errors.dlq_topic.is_empty())
-    }
-
-    pub(super) async fn ensure_dlq_topic(&mut self, topic: &str) {
-        if self.known_topics.contains_str(topic) {
-            return;
-        }
-        self.known_topics.insert(&Arc::from(topic));
-        let mut spec = NewTopic::new(topic, 1);
-        spec.replication_factor = self.settings.errors.dlq_replication_factor;
-        create_topic(self.admin.as_deref(), spec).await;
     }
 }

@@ -35,13 +35,13 @@ mod transactions;
 
 use self::acks::{AckMeta, AckQueue, Resends};
 use self::commit::OffsetWriter;
-use self::topics::{create_topic, SeenTopics};
+use self::topics::SeenTopics;
 use self::transactions::Transactions;
 pub use self::transactions::{TransactionBoundary, TransactionSettings, ZombieFencing};
 use super::submitted::SubmittedRecords;
 use crate::codec::{self, Encoded};
 use crate::converters::TaskConverters;
-use crate::errors::dlq::{self, DeadLetter, Origin};
+use crate::errors::dlq::{self, DeadLetter, DeadLetterQueue, Origin};
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage, Transformed};
 use crate::kafka::{
     Admin, ClientConfig, CreateTopicOutcome, Delivered, DeliverySink, KafkaCluster, KafkaError,
@@ -155,13 +155,14 @@ pub struct WorkerSourceTask {
     acks: Arc<AckQueue>,
     drained: Vec<(u64, std::result::Result<AckMeta, KafkaError>)>,
     producer: Box<dyn Producer>,
-    dlq_producer: Option<Box<dyn Producer>>,
+    /// The dead letter queue, when one is configured.
+    dlq: Option<DeadLetterQueue>,
     admin: Option<Box<dyn Admin>>,
     offsets: OffsetWriter,
     context: Arc<Context>,
     status: Arc<dyn StatusListener>,
     control: watch::Receiver<TargetState>,
-    /// Topics created or found, the DLQ's too.
+    /// Topics created or found.
     known_topics: SeenTopics,
     /// Topics this run wrote to, told to the status store once each
     /// (KIP-558).
@@ -229,12 +230,13 @@ impl WorkerSourceTask {
         let producer = cluster.producer(&producer_config, acks.clone())?;
         // A transactional task sends its dead letters in its transaction,
         // through its own producer.
-        let dlq_producer =
-            if settings.errors.dlq_topic.is_empty() || settings.transactions.is_some() {
-                None
-            } else {
-                Some(cluster.producer(&producer_config, acks.clone())?)
-            };
+        let dlq = DeadLetterQueue::open(
+            cluster.as_ref(),
+            &settings.errors,
+            &producer_config,
+            acks.clone(),
+            settings.transactions.is_none(),
+        )?;
         let admin = cluster.admin(&producer_config).ok();
         let context = Arc::new(Context {
             config: plugins.task_config.clone(),
@@ -261,7 +263,7 @@ impl WorkerSourceTask {
             acks,
             drained: Vec::new(),
             producer,
-            dlq_producer,
+            dlq,
             admin,
             offsets,
             context,
@@ -326,6 +328,11 @@ impl WorkerSourceTask {
         // offsets would otherwise wait for), then reads its offsets.
         self.init_transactions().await?;
         self.offsets.refresh().await?;
+        // As the sink does (and Kafka's sink DLQ reporter): a DLQ that
+        // cannot exist fails the task now, not at its first failed record.
+        if let Some(dlq) = &self.dlq {
+            dlq.ensure_topic().await?;
+        }
         loop {
             let ctx: Arc<dyn SourceTaskContext> = self.context.clone();
             let config = self.plugins.task_config.clone();
