@@ -1035,6 +1035,12 @@ impl Runner {
 
     /// A rejoin the herder asked for: now, or right after a pending leave.
     fn on_rejoin_command(&mut self, reason: String) {
+        tracing::debug!(
+            reason,
+            need_join = self.need_join,
+            leave_pending = self.leave_for.is_some(),
+            "rejoin asked"
+        );
         if let Some(reason) = rejoin_after_leave(&mut self.leave_for, reason) {
             self.start_rejoin(RebalanceReason::Requested(reason));
         }
@@ -1165,6 +1171,7 @@ impl Runner {
                         // A round is under way: it serves the request,
                         // unless a leave comes first.
                         Some(Command::Rejoin(reason)) => {
+                            tracing::debug!(reason, "rejoin asked while a request of a round is under way");
                             let _ = rejoin_after_leave(leave_for, reason);
                         }
                         // Once the round is over.

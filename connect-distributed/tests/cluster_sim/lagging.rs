@@ -62,6 +62,11 @@ impl LaggingConfigs {
         self.changes.send_modify(|v| *v = now);
     }
 
+    /// Whether the worker is cut off from the config topic now.
+    pub(crate) fn is_lagging(&self) -> bool {
+        *self.lagging.borrow()
+    }
+
     async fn caught_up(&self) {
         let mut lagging = self.lagging.subscribe();
         // The sender lives as long as `self`.

@@ -498,6 +498,16 @@ impl Cluster {
         if self.coordinator.network_faulty() {
             return Some("a worker's link to the coordinator is cut or slow".into());
         }
+        // A worker that cannot read the config topic is a fault in
+        // progress, as a cut link is: a leader's config write waits to
+        // read itself back (Java's too, up to its timeout), and meanwhile
+        // its loop neither answers the member's JoinGroup barrier nor
+        // starts the new task generation it held back (seed 24398: the
+        // only worker froze just as it wrote new task configs; its tasks
+        // waited the 20 s of the fault).
+        if let Some((name, _)) = self.nodes.iter().find(|(_, n)| n.configs.is_lagging()) {
+            return Some(format!("{name} cannot read the config topic"));
+        }
         let live: BTreeSet<String> = self.nodes.keys().cloned().collect();
         match self.coordinator.stable_members() {
             Some((_, members)) if members == live => {}
