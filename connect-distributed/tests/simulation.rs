@@ -283,6 +283,76 @@ fn a_member_fenced_while_joining_rejoins_after_the_round() {
     });
 }
 
+/// The member's side of seeds 42373 and 75886, without the herder: a
+/// worker asks to leave for a long back-off while a round is under way (a
+/// leader that cannot read the config topic), then, still within that
+/// round, asks to rejoin (its reader caught up). The rejoin must not be
+/// dropped as served by the round: the member leaves, then joins again at
+/// once. Before the fix it stayed out for the whole back-off.
+#[test]
+fn a_rejoin_asked_after_a_pending_leave_joins_again_at_once() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async {
+        let timeline = cluster_sim::Timeline::new();
+        let coordinator = Coordinator::start(timeline.clone()).await;
+        let config = |client: &str| {
+            let mut c = GroupConfig::new("pair", coordinator.addr());
+            c.client_id = client.to_owned();
+            c.session_timeout = Duration::from_secs(10);
+            c.heartbeat_interval = Duration::from_secs(1);
+            c
+        };
+        let (a, mut a_events) = GroupMember::start(config("a"), Arc::new(LeaderTakesC)).unwrap();
+        let (b, mut b_events) = GroupMember::start(config("b"), Arc::new(LeaderTakesC)).unwrap();
+        let joined = async |events: &mut tokio::sync::mpsc::UnboundedReceiver<GroupEvent>| loop {
+            if let Some(GroupEvent::Joined(j)) = events.recv().await {
+                return j;
+            }
+        };
+        let mut j = joined(&mut a_events).await;
+        while j.generation < 2 {
+            j = joined(&mut a_events).await;
+        }
+        // A round a is slow to take part in: its requests arrive 3 s late.
+        coordinator.slow_requests("a", Duration::from_secs(3));
+        b.request_rejoin("a config change");
+        loop {
+            match a_events.recv().await {
+                Some(GroupEvent::Rebalancing { .. }) => break,
+                Some(_) => {}
+                None => panic!("member a stopped"),
+            }
+        }
+        // a's JoinGroup is on its way: the leave, then the rejoin.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        a.leave_for("cannot read the config topic", Duration::from_secs(300));
+        a.request_rejoin("caught up with the config topic");
+        let started = tokio::time::Instant::now();
+        let mut seen = Vec::new();
+        let mut left = false;
+        // Each request of a takes 3 s: leaving and joining again take a
+        // few of them, the back-off 300 s.
+        let deadline = started + Duration::from_secs(60);
+        while let Ok(Some(event)) = tokio::time::timeout_at(deadline, a_events.recv()).await {
+            seen.push(format!("{event:?}"));
+            match event {
+                GroupEvent::Left { .. } => left = true,
+                GroupEvent::Joined(_) if left => return,
+                _ => {}
+            }
+            while b_events.try_recv().is_ok() {}
+        }
+        panic!(
+            "member a did not join again within 60 s of a rejoin asked after its leave (left: {left}); events: {seen:#?}\n{}",
+            timeline.render()
+        );
+    });
+}
+
 /// A group handler whose leader takes connector `c`.
 struct LeaderTakesC;
 
