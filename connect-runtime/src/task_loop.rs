@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use tokio::sync::watch;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
 use crate::metrics::TaskMetrics;
@@ -47,4 +48,31 @@ impl TargetWatch {
         metrics.set_running(state == State::Running);
         status.task_state(id, state, None);
     }
+}
+
+/// A task's failure, reported FAILED unless the task had already been told
+/// to stop: then, as Kafka's `WorkerTask` ("after being scheduled for
+/// shutdown, task threw an uncaught exception"), it is only logged, and
+/// the worker's stop reports UNASSIGNED. A stop that runs out of time
+/// abandons the task, which may still be failing on another thread (an
+/// exactly-once task whose producer was fenced by the task's new instance
+/// elsewhere): its FAILED must not overwrite the new instance's RUNNING.
+pub(crate) fn report_failure(
+    id: &TaskId,
+    error: &connect_api::ConnectError,
+    control: &watch::Receiver<TargetState>,
+    status: &dyn StatusListener,
+    kind: &str,
+) {
+    if *control.borrow() == TargetState::Stopped {
+        tracing::warn!(task = %id, error = %error,
+            "{kind} task failed after it was told to stop; not reported as FAILED");
+        return;
+    }
+    tracing::error!(task = %id, error = %error, "{kind} task failed");
+    status.task_state(
+        id,
+        State::Failed,
+        Some(crate::errors::dlq::error_chain(error)),
+    );
 }

@@ -33,8 +33,8 @@ use crate::kafka::{
 };
 use crate::metrics::TaskCall;
 use crate::panics::{contain, CallOf};
-use crate::status::{State, StatusListener, TargetState, TaskId};
-use crate::task_loop::{flush_timer, TargetWatch};
+use crate::status::{StatusListener, TargetState, TaskId};
+use crate::task_loop::{flush_timer, report_failure, TargetWatch};
 
 /// Redelivery delay after a retriable `put` failure when the task did not
 /// set one with `SinkTaskContext::timeout`.
@@ -325,9 +325,7 @@ impl WorkerSinkTask {
         let errors = self.pipeline.stats().plus(self.reporter.stats());
         self.settings.metrics.set_errors(&errors);
         if let Err(e) = &result {
-            tracing::error!(task = %id, error = %e, "sink task failed");
-            self.status
-                .task_state(&id, State::Failed, Some(crate::errors::dlq::error_chain(e)));
+            report_failure(&id, e, &self.control, self.status.as_ref(), "sink");
         }
         // As Kafka: the task closes every partition it holds before it
         // stops, after a clean stop (whose commit is done) or a failure

@@ -50,8 +50,8 @@ use crate::kafka::{
 use crate::metrics::{TaskCall, TaskMetrics};
 use crate::offsets::OffsetStore;
 use crate::panics::{contain, CallOf};
-use crate::status::{State, StatusListener, TargetState, TaskId};
-use crate::task_loop::{flush_timer, TargetWatch};
+use crate::status::{StatusListener, TargetState, TaskId};
+use crate::task_loop::{flush_timer, report_failure, TargetWatch};
 
 /// What to do when a task reports that its stored offset is no longer valid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -305,13 +305,8 @@ impl WorkerSourceTask {
         }
         // The failure that stopped the task counts too.
         self.settings.metrics.set_errors(&self.pipeline.stats());
-        match &result {
-            Ok(()) => {}
-            Err(e) => {
-                tracing::error!(task = %id, error = %e, "source task failed");
-                self.status
-                    .task_state(&id, State::Failed, Some(dlq::error_chain(e)));
-            }
+        if let Err(e) = &result {
+            report_failure(&id, e, &self.control, self.status.as_ref(), "source");
         }
         let stopped = self.plugins.task.stop();
         if let Err(e) = crate::panics::contain(format!("source task {id}: stop"), stopped).await {
