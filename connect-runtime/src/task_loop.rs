@@ -76,3 +76,32 @@ pub(crate) fn report_failure(
         Some(crate::errors::dlq::error_chain(error)),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::{MemoryStatusStore, StatusStore};
+
+    #[test]
+    fn a_failure_is_reported_failed_unless_the_task_was_told_to_stop() {
+        let id = TaskId {
+            connector: "c".into(),
+            task: 0,
+        };
+        let error = connect_api::ConnectError::other("fenced");
+        let statuses = MemoryStatusStore::default();
+        let (control, watch) = watch::channel(TargetState::Stopped);
+        statuses.task_state(&id, State::Running, None);
+        report_failure(&id, &error, &watch, &statuses, "source");
+        assert_eq!(
+            statuses.task(&id).0,
+            State::Running,
+            "a stopping task's failure"
+        );
+        control.send_replace(TargetState::Started);
+        report_failure(&id, &error, &watch, &statuses, "source");
+        let (state, trace) = statuses.task(&id);
+        assert_eq!(state, State::Failed);
+        assert!(trace.is_some_and(|t| t.contains("fenced")));
+    }
+}
