@@ -255,12 +255,12 @@ struct PendingLeave {
 }
 
 impl PendingLeave {
-    fn new(reason: String, backoff: Duration) -> Option<PendingLeave> {
-        Some(PendingLeave {
+    fn new(reason: String, backoff: Duration) -> PendingLeave {
+        PendingLeave {
             reason,
             backoff,
             rejoin: None,
-        })
+        }
     }
 }
 
@@ -571,10 +571,11 @@ impl GroupMember {
     /// member stays out for `backoff`, or until
     /// [`request_rejoin`](Self::request_rejoin) asks sooner (a request
     /// made after this call, even before the member is out, counts: it
-    /// still leaves, then joins at once), then joins again as a new member; [`GroupEvent::Left`] marks the moment it is
-    /// out. This is Java's `maybeLeaveGroup` followed by a backoff: a
-    /// worker that cannot follow the config topic drops out rather than
-    /// block every round with a config mismatch. **Stop all work first**:
+    /// still leaves, then joins at once), then joins again as a new
+    /// member; [`GroupEvent::Left`] marks the moment it is out. This is
+    /// Java's `maybeLeaveGroup` followed by a backoff: a worker that
+    /// cannot follow the config topic drops out rather than block every
+    /// round with a config mismatch. **Stop all work first**:
     /// once out, the group gives it to others.
     pub fn leave_for(&self, reason: impl Into<String>, backoff: Duration) {
         let _ = self.commands.send(Command::LeaveFor {
@@ -970,7 +971,7 @@ impl Runner {
             tokio::select! {
                 command = self.commands.recv() => match command {
                     Some(Command::Rejoin(reason)) => self.on_rejoin_command(reason),
-                    Some(Command::LeaveFor { reason, backoff }) => self.leave_for = PendingLeave::new(reason, backoff),
+                    Some(Command::LeaveFor { reason, backoff }) => self.leave_for = Some(PendingLeave::new(reason, backoff)),
                     None | Some(Command::Leave) => return self.leave().await,
                 },
                 Some(signal) = self.signals.recv() => self.on_signal(signal),
@@ -1025,7 +1026,7 @@ impl Runner {
                 _ = &mut sleep => return false,
                 command = self.commands.recv() => match command {
                     Some(Command::Rejoin(reason)) => self.on_rejoin_command(reason),
-                    Some(Command::LeaveFor { reason, backoff }) => self.leave_for = PendingLeave::new(reason, backoff),
+                    Some(Command::LeaveFor { reason, backoff }) => self.leave_for = Some(PendingLeave::new(reason, backoff)),
                     None | Some(Command::Leave) => return true,
                 },
                 Some(signal) = self.signals.recv() => self.on_signal(signal),
@@ -1175,7 +1176,7 @@ impl Runner {
                             let _ = rejoin_after_leave(leave_for, reason);
                         }
                         // Once the round is over.
-                        Some(Command::LeaveFor { reason, backoff }) => *leave_for = PendingLeave::new(reason, backoff),
+                        Some(Command::LeaveFor { reason, backoff }) => *leave_for = Some(PendingLeave::new(reason, backoff)),
                         None | Some(Command::Leave) => break None,
                     },
                 }

@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
-use bytes::Bytes;
-use connect_api::converter::{Converter, Serialized};
 use std::sync::Arc;
 
+use bytes::Bytes;
+use connect_api::converter::{Converter, Serialized};
 use connect_api::{ConnectError, ErrorKind, Record, Result, SourceMap};
 
 use super::config::ErrorConfig;
@@ -271,15 +271,15 @@ pub fn append_context_headers(
 
 /// A task's dead letter queue, the same for the source and the sink loop:
 /// the topic (`errors.deadletterqueue.topic.name`), the producer letters
-/// go through, and the topic's creation, done once before the first letter
-/// (both loops do it when the task starts).
+/// go through, and the topic's creation (both loops call it when the task
+/// starts, with the admin client they have).
 ///
 /// ```
 /// use std::sync::Arc;
 /// use connect_runtime::errors::dlq::DeadLetterQueue;
 /// use connect_runtime::errors::ErrorConfig;
 /// use connect_runtime::kafka::memory::MemoryKafka;
-/// use connect_runtime::kafka::{ClientConfig, DeliveryWaiter};
+/// use connect_runtime::kafka::{ClientConfig, DeliveryWaiter, KafkaCluster};
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let kafka = MemoryKafka::new();
@@ -288,7 +288,8 @@ pub fn append_context_headers(
 /// let dlq = DeadLetterQueue::open(&kafka, &errors, &ClientConfig::new(), acks, true)
 ///     .unwrap()
 ///     .expect("a DLQ topic is configured");
-/// dlq.ensure_topic().await.unwrap();
+/// let admin = kafka.admin(&ClientConfig::new()).unwrap();
+/// dlq.create_topic(admin.as_ref()).await.unwrap();
 /// assert_eq!(dlq.topic(), "dlq");
 /// assert_eq!(kafka.partitions("dlq"), Some(1));
 /// # });
@@ -299,15 +300,13 @@ pub struct DeadLetterQueue {
     /// `None`: letters go through another producer (an exactly-once
     /// source task sends them in its transaction, with its own).
     producer: Option<Box<dyn Producer>>,
-    admin: Option<Box<dyn Admin>>,
-    created: tokio::sync::OnceCell<()>,
 }
 
 impl DeadLetterQueue {
-    /// The dead letter queue `errors` configures, with clients opened on
-    /// `cluster` with `client` (the task's producer properties): `None`
-    /// when no DLQ topic is set. With `own_producer` its letters have a
-    /// producer of their own, reporting acknowledgements to `acks`.
+    /// The dead letter queue `errors` configures: `None` when no DLQ topic
+    /// is set. With `own_producer` its letters have a producer of their
+    /// own, opened on `cluster` with `client` (the task's producer
+    /// properties) and reporting acknowledgements to `acks`.
     pub fn open(
         cluster: &dyn KafkaCluster,
         errors: &ErrorConfig,
@@ -327,8 +326,6 @@ impl DeadLetterQueue {
             topic: errors.dlq_topic.clone(),
             replication_factor: errors.dlq_replication_factor,
             producer,
-            admin: Some(cluster.admin(client)?),
-            created: tokio::sync::OnceCell::new(),
         }))
     }
 
@@ -344,19 +341,13 @@ impl DeadLetterQueue {
 
     /// Create the topic (one partition,
     /// `errors.deadletterqueue.topic.replication.factor` replicas) unless
-    /// it exists, as Kafka's sink DLQ reporter does at task start; once. A
+    /// it exists, as Kafka's sink DLQ reporter does at task start. A
     /// cluster that cannot create topics (librdkafka's mock) relies on
     /// auto-creation; any other failure is an error naming the topic and
     /// the replication factor, since records sent to a DLQ that cannot
     /// exist would fail the task later, mid-stream.
-    pub async fn ensure_topic(&self) -> Result<()> {
-        let Some(admin) = self.admin.as_deref() else {
-            return Ok(());
-        };
-        self.created
-            .get_or_try_init(|| create_topic(admin, &self.topic, self.replication_factor))
-            .await
-            .map(|_| ())
+    pub async fn create_topic(&self, admin: &dyn Admin) -> Result<()> {
+        create_topic(admin, &self.topic, self.replication_factor).await
     }
 
     /// Wait up to `timeout` for the queue's own producer to deliver what it

@@ -20,7 +20,7 @@ use tokio::sync::oneshot;
 
 use crate::errors::dlq::{self, DeadLetter, DeadLetterQueue, Origin};
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage};
-use crate::kafka::{ConsumedRecord, DeliverySink, DeliveryWaiter, KafkaError};
+use crate::kafka::{Admin, ConsumedRecord, DeliverySink, DeliveryWaiter, KafkaError};
 use crate::status::TaskId;
 
 /// Outcome of one send attempt.
@@ -94,10 +94,11 @@ impl Reporter {
         }
     }
 
-    /// Create the DLQ topic, when there is a DLQ (at task start, as Kafka).
-    pub(crate) async fn ensure_dlq_topic(&self) -> Result<()> {
+    /// Create the DLQ topic with `admin`, when there is a DLQ (at task
+    /// start, as Kafka).
+    pub(crate) async fn create_dlq_topic(&self, admin: &dyn Admin) -> Result<()> {
         match &self.dlq {
-            Some(dlq) => dlq.ensure_topic().await,
+            Some(dlq) => dlq.create_topic(admin).await,
             None => Ok(()),
         }
     }

@@ -29,7 +29,8 @@ use crate::converters::TaskConverters;
 use crate::errors::dlq::DeadLetterQueue;
 use crate::errors::{ErrorConfig, ErrorPipeline, Failure, Stage, Transformed};
 use crate::kafka::{
-    ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, KafkaCluster, Subscription,
+    Admin, ClientConfig, CommitMode, ConsumedRecord, Consumer, ConsumerEvent, KafkaCluster,
+    Subscription,
 };
 use crate::metrics::TaskCall;
 use crate::panics::{contain, CallOf};
@@ -222,6 +223,8 @@ pub struct WorkerSinkTask {
     assigned: BTreeSet<TopicPartition>,
     /// Partitions paused by the task (kept paused across a runtime pause).
     task_paused: BTreeSet<TopicPartition>,
+    /// Creates the DLQ topic at start; `None` without a DLQ.
+    dlq_admin: Option<Box<dyn Admin>>,
     /// When `put` was last called (an idle task gets empty puts).
     last_put: Instant,
     dlq_waits:
@@ -260,6 +263,10 @@ impl WorkerSinkTask {
             acks.clone(),
             true,
         )?;
+        let dlq_admin = match dlq {
+            Some(_) => Some(cluster.admin(&settings.producer)?),
+            None => None,
+        };
         let SinkPlugins {
             task,
             task_config,
@@ -303,6 +310,7 @@ impl WorkerSinkTask {
             committed: TopicPartitionOffsets::new(),
             assigned: BTreeSet::new(),
             task_paused: BTreeSet::new(),
+            dlq_admin,
             last_put: Instant::now(),
             dlq_waits: Vec::new(),
             batch: Vec::new(),
@@ -348,7 +356,9 @@ impl WorkerSinkTask {
     async fn run_inner(&mut self) -> Result<()> {
         let ctx: Arc<dyn SinkTaskContext> = self.context.clone();
         let config = self.task_config.clone();
-        self.reporter.ensure_dlq_topic().await?;
+        if let Some(admin) = self.dlq_admin.take() {
+            self.reporter.create_dlq_topic(admin.as_ref()).await?;
+        }
         self.task.start(&config, ctx).await?;
         let id = self.settings.id.clone();
         let mut flush = flush_timer(self.settings.flush_interval);

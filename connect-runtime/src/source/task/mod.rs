@@ -325,8 +325,8 @@ impl WorkerSourceTask {
         self.offsets.refresh().await?;
         // As the sink does (and Kafka's sink DLQ reporter): a DLQ that
         // cannot exist fails the task now, not at its first failed record.
-        if let Some(dlq) = &self.dlq {
-            dlq.ensure_topic().await?;
+        if let (Some(dlq), Some(admin)) = (&self.dlq, self.admin.as_deref()) {
+            dlq.create_topic(admin).await?;
         }
         loop {
             let ctx: Arc<dyn SourceTaskContext> = self.context.clone();
