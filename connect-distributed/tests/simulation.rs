@@ -219,29 +219,16 @@ fn the_seeds_that_found_bugs_stay_fixed() {
 /// consumers closed; stuck for the 240 s the step allows).
 #[test]
 fn a_member_fenced_while_joining_rejoins_after_the_round() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
+    paused_runtime().block_on(async {
         let timeline = cluster_sim::Timeline::new();
         let coordinator = Coordinator::start(timeline.clone()).await;
         let config = |client: &str| {
-            let mut c = GroupConfig::new("pair", coordinator.addr());
-            c.client_id = client.to_owned();
-            c.session_timeout = Duration::from_secs(10);
-            c.heartbeat_interval = Duration::from_secs(1);
+            let mut c = pair_member(&coordinator, client);
             c.fence_lead = Duration::from_secs(5);
             c
         };
         let (a, mut a_events) = GroupMember::start(config("a"), Arc::new(LeaderTakesC)).unwrap();
         let (_b, mut b_events) = GroupMember::start(config("b"), Arc::new(LeaderTakesC)).unwrap();
-        let joined = async |events: &mut tokio::sync::mpsc::UnboundedReceiver<GroupEvent>| loop {
-            if let Some(GroupEvent::Joined(j)) = events.recv().await {
-                return j;
-            }
-        };
         // Both in one generation, `a` leading with connector c.
         let mut j = joined(&mut a_events).await;
         while j.generation < 2 {
@@ -291,28 +278,12 @@ fn a_member_fenced_while_joining_rejoins_after_the_round() {
 /// once. Before the fix it stayed out for the whole back-off.
 #[test]
 fn a_rejoin_asked_after_a_pending_leave_joins_again_at_once() {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
+    paused_runtime().block_on(async {
         let timeline = cluster_sim::Timeline::new();
         let coordinator = Coordinator::start(timeline.clone()).await;
-        let config = |client: &str| {
-            let mut c = GroupConfig::new("pair", coordinator.addr());
-            c.client_id = client.to_owned();
-            c.session_timeout = Duration::from_secs(10);
-            c.heartbeat_interval = Duration::from_secs(1);
-            c
-        };
+        let config = |client: &str| pair_member(&coordinator, client);
         let (a, mut a_events) = GroupMember::start(config("a"), Arc::new(LeaderTakesC)).unwrap();
         let (b, mut b_events) = GroupMember::start(config("b"), Arc::new(LeaderTakesC)).unwrap();
-        let joined = async |events: &mut tokio::sync::mpsc::UnboundedReceiver<GroupEvent>| loop {
-            if let Some(GroupEvent::Joined(j)) = events.recv().await {
-                return j;
-            }
-        };
         let mut j = joined(&mut a_events).await;
         while j.generation < 2 {
             j = joined(&mut a_events).await;
@@ -351,6 +322,36 @@ fn a_rejoin_asked_after_a_pending_leave_joins_again_at_once() {
             timeline.render()
         );
     });
+}
+
+/// A single-threaded runtime on paused time, for the member-level tests.
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// A member of the two-member group `pair` on `coordinator`: 10 s
+/// sessions, a heartbeat a second.
+fn pair_member(coordinator: &Coordinator, client: &str) -> GroupConfig {
+    let mut c = GroupConfig::new("pair", coordinator.addr());
+    c.client_id = client.to_owned();
+    c.session_timeout = Duration::from_secs(10);
+    c.heartbeat_interval = Duration::from_secs(1);
+    c
+}
+
+/// The next assignment among `events`.
+async fn joined(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<GroupEvent>,
+) -> Box<connect_distributed::group::Joined> {
+    loop {
+        if let Some(GroupEvent::Joined(j)) = events.recv().await {
+            return j;
+        }
+    }
 }
 
 /// A group handler whose leader takes connector `c`.
