@@ -159,7 +159,7 @@ pub(super) struct TaskRestart {
 impl Engine {
     pub(super) fn new(
         shared: Arc<Shared>,
-        member: GroupMember,
+        member: Option<GroupMember>,
         events: mpsc::UnboundedReceiver<GroupEvent>,
         reconfigure: mpsc::UnboundedReceiver<String>,
         barriers: mpsc::UnboundedReceiver<Barrier>,
@@ -173,7 +173,7 @@ impl Engine {
             answer_to,
             calls: BTreeMap::new(),
             shared,
-            member: Some(member),
+            member,
             events,
             reconfigure,
             barriers,
@@ -362,7 +362,8 @@ impl Engine {
             GroupEvent::Error(e) => {
                 tracing::warn!(error = %e, "group membership problem; retrying")
             }
-            _ => {}
+            // `run` ends the loop on it before it gets here.
+            GroupEvent::Stopped { .. } => {}
         }
     }
 
@@ -1106,3 +1107,6 @@ async fn sleep_until(at: Option<Instant>) {
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+mod tests;

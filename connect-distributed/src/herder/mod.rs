@@ -501,7 +501,7 @@ impl DistributedHerder {
         let _ = self.shared.task_restarts.set(restart_tx);
         let engine = engine::Engine::new(
             self.shared.clone(),
-            member,
+            Some(member),
             events,
             rx,
             barriers,

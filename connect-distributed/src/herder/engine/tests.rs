@@ -1,0 +1,242 @@
+//! The herder loop's decisions one event at a time: an [`Engine`] without
+//! a group member, handed [`GroupEvent`]s directly, over the in-memory
+//! Kafka on paused time. The simulation reaches these moments only when a
+//! seed happens to line them up (an assignment arriving while the worker
+//! leaves, a fence while a task is slow to stop); here each is set up
+//! exactly, and each test fails if the rule it names is broken.
+
+use super::*;
+use crate::herder::{ConfigTopic, DistributedConfig, DistributedHerder, StatusTopic};
+use crate::protocol::{Assignment, ConnectorAssignment};
+use crate::stores::{KafkaConfigLog, KafkaStatusStore};
+use connect_runtime::kafka::memory::MemoryKafka;
+use connect_runtime::kafka::{ClientConfig, KafkaCluster};
+use connect_runtime::offsets::KafkaOffsetStore;
+use connect_runtime::worker::{Plugins, WorkerConfig};
+
+/// The connector every test runs: the testkit's source, whose task never
+/// returns from `stop` (`fault.call`), so how long the worker waits for it
+/// shows in the paused clock.
+const CONNECTOR: &str = "c";
+
+/// `task.shutdown.graceful.timeout.ms` in these workers.
+const GRACEFUL: Duration = Duration::from_secs(5);
+
+struct Harness {
+    engine: Engine,
+    shared: Arc<Shared>,
+    /// The engine's ends of its channels, kept open.
+    _events: mpsc::UnboundedSender<GroupEvent>,
+    _reconfigure: mpsc::UnboundedSender<String>,
+    _barriers: mpsc::UnboundedSender<Barrier>,
+    _restarts: mpsc::UnboundedSender<TaskRestart>,
+    _shutdown: watch::Sender<bool>,
+}
+
+/// A worker whose config topic holds connector [`CONNECTOR`] with one
+/// committed task (hanging in `stop`), and its engine, not in any group.
+async fn harness() -> Harness {
+    let kafka = MemoryKafka::new();
+    let props = ConfigMap::from([
+        ("bootstrap.servers", "memory:9092"),
+        ("group.id", "engine-tests"),
+        ("config.storage.topic", "configs"),
+        ("offset.storage.topic", "offsets"),
+        ("status.storage.topic", "status"),
+        (
+            "key.converter",
+            "org.apache.kafka.connect.storage.StringConverter",
+        ),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.storage.StringConverter",
+        ),
+        ("listeners", "http://127.0.0.1:8083"),
+        (
+            "task.shutdown.graceful.timeout.ms",
+            &GRACEFUL.as_millis().to_string(),
+        ),
+    ]);
+    let worker_config = WorkerConfig::parse(&props).expect("the worker's config");
+    let settings = DistributedConfig::parse(props.iter()).expect("the distributed config");
+    let cluster: Arc<dyn KafkaCluster> = Arc::new(kafka);
+    let client = ClientConfig::new();
+    let timeout = Duration::from_secs(30);
+    let offsets = KafkaOffsetStore::open(cluster.as_ref(), &client, "offsets", 1, 1, timeout)
+        .await
+        .expect("the offsets topic");
+    let status: Arc<dyn StatusTopic> = Arc::new(
+        KafkaStatusStore::open(cluster.as_ref(), &client, "status", 1, 1, "w", timeout)
+            .await
+            .expect("the status topic"),
+    );
+    let configs: Arc<dyn ConfigTopic> = Arc::new(
+        KafkaConfigLog::open(cluster.as_ref(), &client, "configs", 1, timeout)
+            .await
+            .expect("the config topic"),
+    );
+    let props = |pairs: &[(&str, &str)]| -> crate::topics::config::Properties {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), Some(v.to_string())))
+            .collect()
+    };
+    let connector = props(&[
+        ("name", CONNECTOR),
+        ("connector.class", "FaultySource"),
+        ("tasks.max", "1"),
+        ("count", "0"),
+        (connect_testkit::faulty::FAULT_CALL, "SourceTask::stop"),
+        (connect_testkit::faulty::FAULT_KIND, "hang"),
+    ]);
+    let mut task = connector.clone();
+    task.insert(
+        "task.class".into(),
+        Some("connect_testkit.faulty.FaultySource".into()),
+    );
+    configs
+        .write(vec![
+            ConfigRecord::Connector {
+                connector: CONNECTOR.into(),
+                properties: connector,
+            },
+            ConfigRecord::Task {
+                id: TaskId::new(CONNECTOR, 0),
+                properties: task,
+            },
+            ConfigRecord::TasksCommit {
+                connector: CONNECTOR.into(),
+                tasks: 1,
+            },
+        ])
+        .await
+        .expect("the connector's configs written");
+    configs.read_to_end().await.expect("the config topic read");
+    let mut plugins = Plugins::with_builtins();
+    connect_testkit::faulty::register(&mut plugins);
+    let worker = Worker::with_status_store(
+        worker_config,
+        plugins,
+        cluster,
+        Arc::new(offsets),
+        status.clone(),
+    );
+    let herder = DistributedHerder::new(worker, configs, status, settings);
+    let shared = herder.shared.clone();
+    let (events_tx, events) = mpsc::unbounded_channel();
+    let (reconfigure_tx, reconfigure) = mpsc::unbounded_channel();
+    let (barriers_tx, barriers) = mpsc::unbounded_channel();
+    let (restarts_tx, restarts) = mpsc::unbounded_channel();
+    let (shutdown_tx, shutdown) = watch::channel(false);
+    let engine = Engine::new(
+        shared.clone(),
+        None,
+        events,
+        reconfigure,
+        barriers,
+        restarts,
+        shutdown,
+    );
+    Harness {
+        engine,
+        shared,
+        _events: events_tx,
+        _reconfigure: reconfigure_tx,
+        _barriers: barriers_tx,
+        _restarts: restarts_tx,
+        _shutdown: shutdown_tx,
+    }
+}
+
+/// Generation `generation`, as a follower, giving this worker task
+/// `c-0`, computed from the config topic as it is now.
+fn joined(h: &Harness, generation: i32) -> GroupEvent {
+    let assignment = Assignment {
+        version: 1,
+        error: 0,
+        leader: "leader".into(),
+        leader_url: "http://10.0.0.1:8083/".into(),
+        config_offset: h.shared.configs.state().offset(),
+        assigned: vec![ConnectorAssignment {
+            connector: CONNECTOR.into(),
+            tasks: vec![0],
+        }],
+        revoked: Vec::new(),
+        delay: 0,
+    };
+    GroupEvent::Joined(Box::new(Joined {
+        generation,
+        member_id: "w".into(),
+        leader_id: "leader".into(),
+        is_leader: false,
+        protocol: SubProtocol::Sessioned,
+        received: assignment.clone(),
+        owned: assignment,
+    }))
+}
+
+async fn running_tasks(h: &Harness) -> Vec<TaskId> {
+    h.shared.worker.running_units().await.tasks.into_iter().collect()
+}
+
+/// This worker joins generation 1 with task `c-0` and runs it.
+async fn running(h: &mut Harness) {
+    let event = joined(h, 1);
+    h.engine.on_group(event).await;
+    assert_eq!(
+        running_tasks(h).await,
+        [TaskId::new(CONNECTOR, 0)],
+        "the assigned task runs"
+    );
+}
+
+/// Review F10: once the worker asked to leave, an assignment of the
+/// membership it gives up is not acted on: nothing starts, the view keeps
+/// no generation, until the member says it is out.
+#[tokio::test(start_paused = true)]
+async fn an_assignment_for_a_membership_being_left_starts_nothing() {
+    let mut h = harness().await;
+    h.engine.leaving = true;
+    let event = joined(&h, 7);
+    h.engine.on_group(event).await;
+    assert!(running_tasks(&h).await.is_empty(), "nothing started");
+    assert_eq!(h.shared.view().generation, -1, "the generation not taken");
+    // Out of the group now: the next assignment is acted on.
+    h.engine.on_group(GroupEvent::Left { backoff: Duration::ZERO }).await;
+    running(&mut h).await;
+}
+
+/// A fenced worker gives its work `task.shutdown.graceful.timeout.ms` to
+/// stop, but never past a second before its session can end (the
+/// coordinator may hand the work out then): a task stuck in `stop` is
+/// aborted at that moment, not sooner and not later.
+#[tokio::test(start_paused = true)]
+async fn a_fenced_worker_stops_its_work_before_the_session_ends() {
+    for (session_left, waited) in [
+        // A session longer than the graceful timeout: the timeout bounds.
+        (Duration::from_secs(30), GRACEFUL),
+        // A session about to end: one second before it does.
+        (Duration::from_secs(3), Duration::from_secs(2)),
+        // Past already: at once.
+        (Duration::ZERO, Duration::ZERO),
+    ] {
+        let mut h = harness().await;
+        running(&mut h).await;
+        let fenced = Instant::now();
+        h.engine
+            .on_group(GroupEvent::Fenced {
+                since_last_heartbeat: Duration::from_secs(10),
+                session_ends: fenced + session_left,
+            })
+            .await;
+        // The stop ends at its deadline (the abort may take a tick).
+        let took = fenced.elapsed();
+        assert!(
+            took >= waited && took <= waited + Duration::from_millis(100),
+            "the stop had {took:?}, not {waited:?}, with the session ending in {session_left:?}"
+        );
+        assert!(running_tasks(&h).await.is_empty(), "the task is stopped");
+        assert!(h.engine.owned.tasks.is_empty(), "nothing owned while fenced");
+        assert!(h.shared.view().leader_url.is_none(), "no leader known");
+    }
+}
