@@ -240,3 +240,86 @@ async fn a_fenced_worker_stops_its_work_before_the_session_ends() {
         assert!(h.shared.view().leader_url.is_none(), "no leader known");
     }
 }
+
+/// A failed assignment (Java's config mismatch, `CONFIG_MISMATCH`) naming
+/// the config offset `config_offset`.
+fn mismatch(h: &Harness, is_leader: bool, config_offset: i64) -> GroupEvent {
+    let event = joined(h, 3);
+    let GroupEvent::Joined(mut j) = event else {
+        unreachable!("joined() gives a Joined")
+    };
+    j.is_leader = is_leader;
+    j.received.error = crate::protocol::CONFIG_MISMATCH;
+    j.received.config_offset = config_offset;
+    j.received.assigned.clear();
+    j.owned = j.received.clone();
+    GroupEvent::Joined(j)
+}
+
+/// Java's case 1a (review F10), by who is behind: a leader that cannot
+/// read as far as another member has stops its work and drops out of the
+/// group until it catches up; a follower that is up to date waits before
+/// rejoining (the leader is the one behind), longer each round; a follower
+/// behind rereads and rejoins at once. None of them takes the failed
+/// assignment's generation.
+#[tokio::test(start_paused = true)]
+async fn a_config_mismatch_is_answered_by_whoever_is_behind() {
+    // The leader behind: everything stops, the worker leaves and waits
+    // for its reader to get where the others are.
+    let mut h = harness().await;
+    running(&mut h).await;
+    let ahead = h.shared.configs.state().offset() + 5;
+    let event = mismatch(&h, true, ahead);
+    h.engine.on_group(event).await;
+    assert!(running_tasks(&h).await.is_empty(), "the leader's work stopped");
+    assert_eq!(h.engine.behind, Some((ahead, 1)), "waiting to read {ahead}");
+    assert!(h.shared.view().rebalancing && !h.shared.view().is_leader);
+    assert_eq!(h.engine.rejoin_at, None);
+
+    // An up-to-date follower: a back-off, doubling per round in a row.
+    let mut h = harness().await;
+    running(&mut h).await;
+    let have = h.shared.configs.state().offset();
+    let base = h.shared.settings.group.retry_backoff;
+    for round in 0..3u32 {
+        let event = mismatch(&h, false, have);
+        let at = Instant::now();
+        h.engine.on_group(event).await;
+        assert_eq!(
+            h.engine.rejoin_at,
+            Some(at + base * 2u32.pow(round)),
+            "round {round}"
+        );
+        assert_eq!(h.engine.behind, None);
+    }
+    assert_eq!(
+        running_tasks(&h).await,
+        [TaskId::new(CONNECTOR, 0)],
+        "a mismatch revokes nothing"
+    );
+    assert_eq!(h.shared.view().generation, 1, "the failed round not taken");
+    // A good assignment ends the streak.
+    let event = joined(&h, 4);
+    h.engine.on_group(event).await;
+    assert_eq!(h.engine.mismatches, 0);
+
+    // A follower behind: no back-off and no leaving, a rejoin at once
+    // (asked of the member, which this engine has not).
+    let mut h = harness().await;
+    running(&mut h).await;
+    let ahead = h.shared.configs.state().offset() + 5;
+    let event = mismatch(&h, false, ahead);
+    h.engine.on_group(event).await;
+    assert_eq!((h.engine.rejoin_at, h.engine.behind), (None, None));
+    assert!(!h.engine.leaving);
+    assert_eq!(running_tasks(&h).await, [TaskId::new(CONNECTOR, 0)]);
+
+    // A leader up to date (another member read less): a rejoin at once too.
+    let mut h = harness().await;
+    running(&mut h).await;
+    let have = h.shared.configs.state().offset();
+    let event = mismatch(&h, true, have);
+    h.engine.on_group(event).await;
+    assert_eq!((h.engine.rejoin_at, h.engine.behind), (None, None));
+    assert_eq!(running_tasks(&h).await, [TaskId::new(CONNECTOR, 0)]);
+}
