@@ -176,7 +176,13 @@ fn joined(h: &Harness, generation: i32) -> GroupEvent {
 }
 
 async fn running_tasks(h: &Harness) -> Vec<TaskId> {
-    h.shared.worker.running_units().await.tasks.into_iter().collect()
+    h.shared
+        .worker
+        .running_units()
+        .await
+        .tasks
+        .into_iter()
+        .collect()
 }
 
 /// This worker joins generation 1 with task `c-0` and runs it.
@@ -187,6 +193,11 @@ async fn running(h: &mut Harness) {
         running_tasks(h).await,
         [TaskId::new(CONNECTOR, 0)],
         "the assigned task runs"
+    );
+    assert_eq!(
+        owned_for_fencing(h),
+        BTreeSet::from([TaskId::new(CONNECTOR, 0)]),
+        "exactly-once tasks see it owned here"
     );
 }
 
@@ -202,7 +213,11 @@ async fn an_assignment_for_a_membership_being_left_starts_nothing() {
     assert!(running_tasks(&h).await.is_empty(), "nothing started");
     assert_eq!(h.shared.view().generation, -1, "the generation not taken");
     // Out of the group now: the next assignment is acted on.
-    h.engine.on_group(GroupEvent::Left { backoff: Duration::ZERO }).await;
+    h.engine
+        .on_group(GroupEvent::Left {
+            backoff: Duration::ZERO,
+        })
+        .await;
     running(&mut h).await;
 }
 
@@ -236,7 +251,14 @@ async fn a_fenced_worker_stops_its_work_before_the_session_ends() {
             "the stop had {took:?}, not {waited:?}, with the session ending in {session_left:?}"
         );
         assert!(running_tasks(&h).await.is_empty(), "the task is stopped");
-        assert!(h.engine.owned.tasks.is_empty(), "nothing owned while fenced");
+        assert!(
+            h.engine.owned.tasks.is_empty(),
+            "nothing owned while fenced"
+        );
+        assert!(
+            owned_for_fencing(&h).is_empty(),
+            "nor for exactly-once tasks"
+        );
         assert!(h.shared.view().leader_url.is_none(), "no leader known");
     }
 }
@@ -271,7 +293,10 @@ async fn a_config_mismatch_is_answered_by_whoever_is_behind() {
     let ahead = h.shared.configs.state().offset() + 5;
     let event = mismatch(&h, true, ahead);
     h.engine.on_group(event).await;
-    assert!(running_tasks(&h).await.is_empty(), "the leader's work stopped");
+    assert!(
+        running_tasks(&h).await.is_empty(),
+        "the leader's work stopped"
+    );
     assert_eq!(h.engine.behind, Some((ahead, 1)), "waiting to read {ahead}");
     assert!(h.shared.view().rebalancing && !h.shared.view().is_leader);
     assert_eq!(h.engine.rejoin_at, None);
@@ -322,4 +347,38 @@ async fn a_config_mismatch_is_answered_by_whoever_is_behind() {
     h.engine.on_group(event).await;
     assert_eq!((h.engine.rejoin_at, h.engine.behind), (None, None));
     assert_eq!(running_tasks(&h).await, [TaskId::new(CONNECTOR, 0)]);
+}
+
+/// The tasks this worker owns, as its exactly-once tasks' ownership check
+/// reads them (`fencing::HerderFencing::verify`).
+fn owned_for_fencing(h: &Harness) -> BTreeSet<TaskId> {
+    h.shared
+        .owned_tasks
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+}
+
+/// While the member rejoins, the worker says so: REST requests that need
+/// a settled group wait for the round (issue 27, part 4), and the work of
+/// the incremental protocols keeps running until an assignment revokes it.
+#[tokio::test(start_paused = true)]
+async fn a_rebalance_in_progress_shows_in_the_view_and_keeps_the_work() {
+    let mut h = harness().await;
+    running(&mut h).await;
+    assert!(!h.shared.view().rebalancing, "settled after the round");
+    h.engine
+        .on_group(GroupEvent::Rebalancing {
+            reason: crate::group::RebalanceReason::CoordinatorRequested,
+        })
+        .await;
+    assert!(
+        h.shared.view().rebalancing,
+        "rebalancing while the member rejoins"
+    );
+    assert_eq!(running_tasks(&h).await, [TaskId::new(CONNECTOR, 0)]);
+    assert_eq!(
+        owned_for_fencing(&h),
+        BTreeSet::from([TaskId::new(CONNECTOR, 0)])
+    );
 }
