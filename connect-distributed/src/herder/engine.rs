@@ -30,6 +30,10 @@ use crate::topics::config_state::ConfigState;
 /// Until the leader takes new task configs, try again this often.
 const PUBLISH_RETRY: Duration = Duration::from_millis(500);
 
+/// The pause between reads of the config topic that end short of the
+/// offset an assignment needs.
+const READ_RETRY: Duration = Duration::from_millis(100);
+
 /// Sent before every JoinGroup: the loop answers on the oneshot once it
 /// has handled every group event that came before (revoked work stopped,
 /// fenced work stopped) and, under eager rebalancing, stopped everything.
@@ -147,6 +151,10 @@ pub(super) struct Engine {
     /// never brings back an instance this worker no longer runs.
     calls: BTreeMap<String, Vec<JoinHandle<()>>>,
     task_restarts: mpsc::UnboundedReceiver<TaskRestart>,
+    /// Why each rejoin was asked, in order: the unit tests' engine has no
+    /// member to ask.
+    #[cfg(test)]
+    rejoins: Vec<String>,
 }
 
 /// A task restart asked through REST: `done` says whether the task ran
@@ -192,6 +200,8 @@ impl Engine {
             restarts,
             leaving: false,
             task_restarts,
+            #[cfg(test)]
+            rejoins: Vec::new(),
         }
     }
 
@@ -199,10 +209,12 @@ impl Engine {
         &self.shared.worker
     }
 
-    fn request_rejoin(&self, why: &str) {
+    fn request_rejoin(&mut self, why: &str) {
         if let Some(m) = &self.member {
             m.request_rejoin(why);
         }
+        #[cfg(test)]
+        self.rejoins.push(why.to_string());
     }
 
     /// Run until shut down: then stop everything and leave the group.
@@ -423,7 +435,12 @@ impl Engine {
         while configs.state().offset() < j.received.config_offset && Instant::now() < deadline {
             if let Err(e) = configs.read_to_end().await {
                 tracing::warn!(error = %e, "reading the config topic failed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            // A read that ended short (the end this worker sees is before
+            // the leader's snapshot) is tried again after a pause, not in
+            // a tight loop against the broker for the whole timeout.
+            if configs.state().offset() < j.received.config_offset {
+                tokio::time::sleep(READ_RETRY).await;
             }
         }
         if configs.state().offset() < j.received.config_offset {

@@ -336,6 +336,7 @@ async fn a_config_mismatch_is_answered_by_whoever_is_behind() {
     let event = mismatch(&h, false, ahead);
     h.engine.on_group(event).await;
     assert_eq!((h.engine.rejoin_at, h.engine.behind), (None, None));
+    assert_eq!(h.engine.rejoins, ["config mismatch"]);
     assert!(!h.engine.leaving);
     assert_eq!(running_tasks(&h).await, [TaskId::new(CONNECTOR, 0)]);
 
@@ -346,6 +347,7 @@ async fn a_config_mismatch_is_answered_by_whoever_is_behind() {
     let event = mismatch(&h, true, have);
     h.engine.on_group(event).await;
     assert_eq!((h.engine.rejoin_at, h.engine.behind), (None, None));
+    assert_eq!(h.engine.rejoins, ["config mismatch"]);
     assert_eq!(running_tasks(&h).await, [TaskId::new(CONNECTOR, 0)]);
 }
 
@@ -381,4 +383,166 @@ async fn a_rebalance_in_progress_shows_in_the_view_and_keeps_the_work() {
         owned_for_fencing(&h),
         BTreeSet::from([TaskId::new(CONNECTOR, 0)])
     );
+}
+
+/// Writes `records` to the config topic and reads them back.
+async fn write(h: &Harness, records: Vec<ConfigRecord>) {
+    h.shared
+        .configs
+        .write(records)
+        .await
+        .expect("config records written");
+    h.shared
+        .configs
+        .read_to_end()
+        .await
+        .expect("the config topic read");
+}
+
+/// New task configs for [`CONNECTOR`] (a new generation of its one task).
+fn new_task_configs(h: &Harness) -> Vec<ConfigRecord> {
+    let id = TaskId::new(CONNECTOR, 0);
+    let mut properties = h
+        .shared
+        .configs
+        .state()
+        .task_config(&id)
+        .cloned()
+        .expect("the task's config");
+    properties.insert("count".into(), Some("1".into()));
+    vec![
+        ConfigRecord::Task { id, properties },
+        ConfigRecord::TasksCommit {
+            connector: CONNECTOR.into(),
+            tasks: 1,
+        },
+    ]
+}
+
+/// An assignment's `delay` (a lost worker's work held back) schedules the
+/// next round; an assignment without one cancels it, as Java's does.
+#[tokio::test(start_paused = true)]
+async fn an_assignment_delay_schedules_the_next_round_and_a_later_one_cancels_it() {
+    let mut h = harness().await;
+    let GroupEvent::Joined(mut j) = joined(&h, 1) else {
+        unreachable!("joined() gives a Joined")
+    };
+    j.received.delay = 5_000;
+    let at = Instant::now();
+    h.engine.on_group(GroupEvent::Joined(j)).await;
+    assert_eq!(h.engine.rejoin_at, Some(at + Duration::from_secs(5)));
+    let event = joined(&h, 2);
+    h.engine.on_group(event).await;
+    assert_eq!(h.engine.rejoin_at, None, "no delay: the schedule is gone");
+    assert!(h.engine.rejoins.is_empty(), "{:?}", h.engine.rejoins);
+}
+
+/// Review F6: a worker that read past the snapshot an assignment was
+/// computed from asks for another round (the leader did not see what it
+/// read); one on the same snapshot does not.
+#[tokio::test(start_paused = true)]
+async fn a_worker_that_read_past_the_assignment_asks_for_another_round() {
+    let mut h = harness().await;
+    let stale = joined(&h, 1);
+    write(
+        &h,
+        vec![ConfigRecord::TargetState {
+            connector: CONNECTOR.into(),
+            state: TargetState::Started,
+        }],
+    )
+    .await;
+    h.engine.on_group(stale).await;
+    assert_eq!(
+        h.engine.rejoins,
+        ["the config topic moved past the assignment's snapshot"]
+    );
+    h.engine.rejoins.clear();
+    let current = joined(&h, 2);
+    h.engine.on_group(current).await;
+    assert!(h.engine.rejoins.is_empty(), "{:?}", h.engine.rejoins);
+}
+
+/// Review F2: an assignment computed from configs this worker cannot read
+/// within `worker.sync.timeout.ms` starts nothing new and stops what it
+/// revokes; the first time the worker rejoins at once, the second it
+/// stops everything and drops out until its reader gets there; reaching
+/// that offset asks for a round at once.
+#[tokio::test(start_paused = true)]
+async fn a_worker_behind_an_assignment_starts_nothing_and_then_drops_out() {
+    let mut h = harness().await;
+    running(&mut h).await;
+    let want = h.shared.configs.state().offset() + 1;
+    // Round 2 revokes c-0 and needs an offset not written yet.
+    let GroupEvent::Joined(mut j) = joined(&h, 2) else {
+        unreachable!("joined() gives a Joined")
+    };
+    j.received.config_offset = want;
+    j.received.revoked = std::mem::take(&mut j.received.assigned);
+    j.owned.assigned.clear();
+    let started = Instant::now();
+    h.engine.on_group(GroupEvent::Joined(j.clone())).await;
+    let sync = h.shared.settings.worker_sync_timeout;
+    assert!(started.elapsed() >= sync, "waited worker.sync.timeout.ms");
+    assert!(
+        running_tasks(&h).await.is_empty(),
+        "the revoked task stopped"
+    );
+    assert!(owned_for_fencing(&h).is_empty());
+    assert_eq!(h.engine.rejoins, ["behind the config topic"]);
+    assert_eq!(h.engine.behind, Some((want, 1)));
+    assert_eq!(h.shared.view().generation, 1, "round 2 not taken");
+    // Still behind on the next round: out of the group.
+    h.engine.rejoins.clear();
+    h.engine.on_group(GroupEvent::Joined(j)).await;
+    assert!(h.engine.rejoins.is_empty(), "{:?}", h.engine.rejoins);
+    assert_eq!(h.engine.behind, Some((want, 1)), "waiting for {want}");
+    assert!(h.shared.view().rebalancing);
+    // The reader gets there: a round at once.
+    write(
+        &h,
+        vec![ConfigRecord::TargetState {
+            connector: CONNECTOR.into(),
+            state: TargetState::Started,
+        }],
+    )
+    .await;
+    h.engine.on_config().await;
+    assert_eq!(h.engine.behind, None);
+    assert_eq!(h.engine.rejoins, ["caught up with the config topic"]);
+}
+
+/// Review F7: new task configs for a connector stop its tasks here at
+/// once, and none starts again before the round that assigns the new
+/// set; any worker that reads them asks for that round.
+#[tokio::test(start_paused = true)]
+async fn new_task_configs_stop_the_old_tasks_until_the_next_round() {
+    let mut h = harness().await;
+    running(&mut h).await;
+    let records = new_task_configs(&h);
+    write(&h, records).await;
+    h.engine.on_config().await;
+    assert!(
+        running_tasks(&h).await.is_empty(),
+        "the old generation stopped"
+    );
+    assert_eq!(h.engine.rejoins, ["connectors or task configs changed"]);
+    // The next round assigns the new generation: it runs.
+    let event = joined(&h, 2);
+    h.engine.on_group(event).await;
+    assert_eq!(running_tasks(&h).await, [TaskId::new(CONNECTOR, 0)]);
+    // A config change that moves no task (a target state written again)
+    // asks for nothing.
+    h.engine.rejoins.clear();
+    write(
+        &h,
+        vec![ConfigRecord::TargetState {
+            connector: CONNECTOR.into(),
+            state: TargetState::Started,
+        }],
+    )
+    .await;
+    h.engine.on_config().await;
+    assert!(h.engine.rejoins.is_empty(), "{:?}", h.engine.rejoins);
+    assert_eq!(running_tasks(&h).await, [TaskId::new(CONNECTOR, 0)]);
 }
