@@ -151,6 +151,12 @@ async fn harness() -> Harness {
 /// Generation `generation`, as a follower, giving this worker task
 /// `c-0`, computed from the config topic as it is now.
 fn joined(h: &Harness, generation: i32) -> GroupEvent {
+    joined_with(h, generation, vec![0])
+}
+
+/// Generation `generation`, as a follower, giving this worker `tasks` of
+/// [`CONNECTOR`] (-1: its connector instance).
+fn joined_with(h: &Harness, generation: i32, tasks: Vec<i32>) -> GroupEvent {
     let assignment = Assignment {
         version: 1,
         error: 0,
@@ -159,7 +165,7 @@ fn joined(h: &Harness, generation: i32) -> GroupEvent {
         config_offset: h.shared.configs.state().offset(),
         assigned: vec![ConnectorAssignment {
             connector: CONNECTOR.into(),
-            tasks: vec![0],
+            tasks,
         }],
         revoked: Vec::new(),
         delay: 0,
@@ -545,4 +551,83 @@ async fn new_task_configs_stop_the_old_tasks_until_the_next_round() {
     h.engine.on_config().await;
     assert!(h.engine.rejoins.is_empty(), "{:?}", h.engine.rejoins);
     assert_eq!(running_tasks(&h).await, [TaskId::new(CONNECTOR, 0)]);
+}
+
+/// Polls (on the paused clock) until `check` holds, for at most a minute.
+async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !check().await {
+        assert!(Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The connector's and its task's states as this worker reports them.
+fn states(h: &Harness) -> (State, State) {
+    let store = h.shared.worker.status_store();
+    (
+        store.connector(CONNECTOR).0,
+        store.task(&TaskId::new(CONNECTOR, 0)).0,
+    )
+}
+
+/// The work here follows the connector's target state: paused in place,
+/// stopped (the tasks gone, the connector instance kept as STOPPED),
+/// started again; a deleted connector stops.
+#[tokio::test(start_paused = true)]
+async fn the_work_here_follows_the_connectors_target_state() {
+    let mut h = harness().await;
+    let event = joined_with(&h, 1, vec![-1, 0]);
+    h.engine.on_group(event).await;
+    eventually("connector and task running", async || {
+        states(&h) == (State::Running, State::Running)
+    })
+    .await;
+    let target = |state| {
+        vec![ConfigRecord::TargetState {
+            connector: CONNECTOR.into(),
+            state,
+        }]
+    };
+    write(&h, target(TargetState::Paused)).await;
+    h.engine.on_config().await;
+    eventually("paused", async || {
+        states(&h) == (State::Paused, State::Paused)
+    })
+    .await;
+    assert_eq!(
+        running_tasks(&h).await,
+        [TaskId::new(CONNECTOR, 0)],
+        "paused in place"
+    );
+
+    write(&h, target(TargetState::Stopped)).await;
+    h.engine.on_config().await;
+    eventually("stopped", async || states(&h).0 == State::Stopped).await;
+    assert!(
+        running_tasks(&h).await.is_empty(),
+        "a stopped connector has no tasks"
+    );
+
+    write(&h, target(TargetState::Started)).await;
+    h.engine.on_config().await;
+    eventually("running again", async || {
+        states(&h) == (State::Running, State::Running)
+    })
+    .await;
+    assert_eq!(running_tasks(&h).await, [TaskId::new(CONNECTOR, 0)]);
+
+    write(
+        &h,
+        vec![ConfigRecord::Tombstone(
+            crate::topics::config::ConfigKey::Connector(CONNECTOR.into()),
+        )],
+    )
+    .await;
+    h.engine.on_config().await;
+    eventually("nothing runs", async || {
+        let units = h.shared.worker.running_units().await;
+        units.connectors.is_empty() && units.tasks.is_empty()
+    })
+    .await;
 }
