@@ -631,3 +631,70 @@ async fn the_work_here_follows_the_connectors_target_state() {
     })
     .await;
 }
+
+/// A connector config change restarts the connector instance with it;
+/// after the task count shrinks, the config of a task beyond the new
+/// count stays in the topic, but that task no longer exists and never
+/// starts, even where an assignment names it (review F7).
+#[tokio::test(start_paused = true)]
+async fn a_connector_runs_its_current_config_and_only_its_current_tasks() {
+    let mut h = harness().await;
+    let event = joined_with(&h, 1, vec![-1, 0]);
+    h.engine.on_group(event).await;
+    let connector_config = |h: &Harness| {
+        h.shared
+            .configs
+            .state()
+            .connector_config(CONNECTOR)
+            .cloned()
+            .expect("the connector's config")
+    };
+    let mut changed = connector_config(&h);
+    changed.insert("count".into(), Some("2".into()));
+    write(
+        &h,
+        vec![ConfigRecord::Connector {
+            connector: CONNECTOR.into(),
+            properties: changed.clone(),
+        }],
+    )
+    .await;
+    h.engine.on_config().await;
+    assert_eq!(
+        h.engine.started.connectors[CONNECTOR].config,
+        properties_to_map(&changed),
+        "the connector restarted with its new config"
+    );
+
+    // Two tasks committed, then one: c-1's config is left behind.
+    let c0 = TaskId::new(CONNECTOR, 0);
+    let task = h.shared.configs.state().task_config(&c0).cloned();
+    let task = task.expect("c-0's config");
+    let commit = |tasks| ConfigRecord::TasksCommit {
+        connector: CONNECTOR.into(),
+        tasks,
+    };
+    write(
+        &h,
+        vec![
+            ConfigRecord::Task {
+                id: c0.clone(),
+                properties: task.clone(),
+            },
+            ConfigRecord::Task {
+                id: TaskId::new(CONNECTOR, 1),
+                properties: task.clone(),
+            },
+            commit(2),
+            ConfigRecord::Task {
+                id: c0.clone(),
+                properties: task,
+            },
+            commit(1),
+        ],
+    )
+    .await;
+    let event = joined_with(&h, 2, vec![-1, 0, 1]);
+    h.engine.on_group(event).await;
+    assert_eq!(running_tasks(&h).await, [c0], "only the task that exists");
+}
