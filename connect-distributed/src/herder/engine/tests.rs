@@ -488,8 +488,14 @@ async fn a_worker_behind_an_assignment_starts_nothing_and_then_drops_out() {
     j.owned.assigned.clear();
     let started = Instant::now();
     h.engine.on_group(GroupEvent::Joined(j.clone())).await;
+    // worker.sync.timeout.ms for the reader, then the graceful timeout
+    // for the revoked task (stuck in `stop`).
     let sync = h.shared.settings.worker_sync_timeout;
-    assert!(started.elapsed() >= sync, "waited worker.sync.timeout.ms");
+    let took = started.elapsed();
+    assert!(
+        took >= sync + GRACEFUL,
+        "{took:?}: the wait for the reader ({sync:?}) and the stop ({GRACEFUL:?})"
+    );
     assert!(
         running_tasks(&h).await.is_empty(),
         "the revoked task stopped"
