@@ -157,6 +157,11 @@ fn joined(h: &Harness, generation: i32) -> GroupEvent {
 /// Generation `generation`, as a follower, giving this worker `tasks` of
 /// [`CONNECTOR`] (-1: its connector instance).
 fn joined_with(h: &Harness, generation: i32, tasks: Vec<i32>) -> GroupEvent {
+    GroupEvent::Joined(Box::new(assignment(h, generation, tasks)))
+}
+
+/// The round [`joined_with`] reports, for a test to change before sending.
+fn assignment(h: &Harness, generation: i32, tasks: Vec<i32>) -> Joined {
     let assignment = Assignment {
         version: 1,
         error: 0,
@@ -170,7 +175,7 @@ fn joined_with(h: &Harness, generation: i32, tasks: Vec<i32>) -> GroupEvent {
         revoked: Vec::new(),
         delay: 0,
     };
-    GroupEvent::Joined(Box::new(Joined {
+    Joined {
         generation,
         member_id: "w".into(),
         leader_id: "leader".into(),
@@ -178,7 +183,7 @@ fn joined_with(h: &Harness, generation: i32, tasks: Vec<i32>) -> GroupEvent {
         protocol: SubProtocol::Sessioned,
         received: assignment.clone(),
         owned: assignment,
-    }))
+    }
 }
 
 async fn running_tasks(h: &Harness) -> Vec<TaskId> {
@@ -272,16 +277,13 @@ async fn a_fenced_worker_stops_its_work_before_the_session_ends() {
 /// A failed assignment (Java's config mismatch, `CONFIG_MISMATCH`) naming
 /// the config offset `config_offset`.
 fn mismatch(h: &Harness, is_leader: bool, config_offset: i64) -> GroupEvent {
-    let event = joined(h, 3);
-    let GroupEvent::Joined(mut j) = event else {
-        unreachable!("joined() gives a Joined")
-    };
+    let mut j = assignment(h, 3, vec![0]);
     j.is_leader = is_leader;
     j.received.error = crate::protocol::CONFIG_MISMATCH;
     j.received.config_offset = config_offset;
     j.received.assigned.clear();
     j.owned = j.received.clone();
-    GroupEvent::Joined(j)
+    GroupEvent::Joined(Box::new(j))
 }
 
 /// Java's case 1a (review F10), by who is behind: a leader that cannot
@@ -405,6 +407,16 @@ async fn write(h: &Harness, records: Vec<ConfigRecord>) {
         .expect("the config topic read");
 }
 
+/// Writes [`CONNECTOR`]'s target state and reads it back (the config
+/// topic moves on; with `Started` again, nothing else changes).
+async fn set_target(h: &Harness, state: TargetState) {
+    let record = ConfigRecord::TargetState {
+        connector: CONNECTOR.into(),
+        state,
+    };
+    write(h, vec![record]).await;
+}
+
 /// New task configs for [`CONNECTOR`] (a new generation of its one task).
 fn new_task_configs(h: &Harness) -> Vec<ConfigRecord> {
     let id = TaskId::new(CONNECTOR, 0);
@@ -430,12 +442,10 @@ fn new_task_configs(h: &Harness) -> Vec<ConfigRecord> {
 #[tokio::test(start_paused = true)]
 async fn an_assignment_delay_schedules_the_next_round_and_a_later_one_cancels_it() {
     let mut h = harness().await;
-    let GroupEvent::Joined(mut j) = joined(&h, 1) else {
-        unreachable!("joined() gives a Joined")
-    };
+    let mut j = assignment(&h, 1, vec![0]);
     j.received.delay = 5_000;
     let at = Instant::now();
-    h.engine.on_group(GroupEvent::Joined(j)).await;
+    h.engine.on_group(GroupEvent::Joined(Box::new(j))).await;
     assert_eq!(h.engine.rejoin_at, Some(at + Duration::from_secs(5)));
     let event = joined(&h, 2);
     h.engine.on_group(event).await;
@@ -450,14 +460,7 @@ async fn an_assignment_delay_schedules_the_next_round_and_a_later_one_cancels_it
 async fn a_worker_that_read_past_the_assignment_asks_for_another_round() {
     let mut h = harness().await;
     let stale = joined(&h, 1);
-    write(
-        &h,
-        vec![ConfigRecord::TargetState {
-            connector: CONNECTOR.into(),
-            state: TargetState::Started,
-        }],
-    )
-    .await;
+    set_target(&h, TargetState::Started).await;
     h.engine.on_group(stale).await;
     assert_eq!(
         h.engine.rejoins,
@@ -480,9 +483,7 @@ async fn a_worker_behind_an_assignment_starts_nothing_and_then_drops_out() {
     running(&mut h).await;
     let want = h.shared.configs.state().offset() + 1;
     // Round 2 revokes c-0 and needs an offset not written yet.
-    let GroupEvent::Joined(mut j) = joined(&h, 2) else {
-        unreachable!("joined() gives a Joined")
-    };
+    let mut j = Box::new(assignment(&h, 2, vec![0]));
     j.received.config_offset = want;
     j.received.revoked = std::mem::take(&mut j.received.assigned);
     j.owned.assigned.clear();
@@ -511,14 +512,7 @@ async fn a_worker_behind_an_assignment_starts_nothing_and_then_drops_out() {
     assert_eq!(h.engine.behind, Some((want, 1)), "waiting for {want}");
     assert!(h.shared.view().rebalancing);
     // The reader gets there: a round at once.
-    write(
-        &h,
-        vec![ConfigRecord::TargetState {
-            connector: CONNECTOR.into(),
-            state: TargetState::Started,
-        }],
-    )
-    .await;
+    set_target(&h, TargetState::Started).await;
     h.engine.on_config().await;
     assert_eq!(h.engine.behind, None);
     assert_eq!(h.engine.rejoins, ["caught up with the config topic"]);
@@ -546,14 +540,7 @@ async fn new_task_configs_stop_the_old_tasks_until_the_next_round() {
     // A config change that moves no task (a target state written again)
     // asks for nothing.
     h.engine.rejoins.clear();
-    write(
-        &h,
-        vec![ConfigRecord::TargetState {
-            connector: CONNECTOR.into(),
-            state: TargetState::Started,
-        }],
-    )
-    .await;
+    set_target(&h, TargetState::Started).await;
     h.engine.on_config().await;
     assert!(h.engine.rejoins.is_empty(), "{:?}", h.engine.rejoins);
     assert_eq!(running_tasks(&h).await, [TaskId::new(CONNECTOR, 0)]);
@@ -589,13 +576,7 @@ async fn the_work_here_follows_the_connectors_target_state() {
         states(&h) == (State::Running, State::Running)
     })
     .await;
-    let target = |state| {
-        vec![ConfigRecord::TargetState {
-            connector: CONNECTOR.into(),
-            state,
-        }]
-    };
-    write(&h, target(TargetState::Paused)).await;
+    set_target(&h, TargetState::Paused).await;
     h.engine.on_config().await;
     eventually("paused", async || {
         states(&h) == (State::Paused, State::Paused)
@@ -607,7 +588,7 @@ async fn the_work_here_follows_the_connectors_target_state() {
         "paused in place"
     );
 
-    write(&h, target(TargetState::Stopped)).await;
+    set_target(&h, TargetState::Stopped).await;
     h.engine.on_config().await;
     eventually("stopped", async || states(&h).0 == State::Stopped).await;
     assert!(
@@ -615,7 +596,7 @@ async fn the_work_here_follows_the_connectors_target_state() {
         "a stopped connector has no tasks"
     );
 
-    write(&h, target(TargetState::Started)).await;
+    set_target(&h, TargetState::Started).await;
     h.engine.on_config().await;
     eventually("running again", async || {
         states(&h) == (State::Running, State::Running)
