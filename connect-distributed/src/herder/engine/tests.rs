@@ -685,3 +685,60 @@ async fn a_connector_runs_its_current_config_and_only_its_current_tasks() {
     h.engine.on_group(event).await;
     assert_eq!(running_tasks(&h).await, [c0], "only the task that exists");
 }
+
+/// Simulation seed 8780: the member may fence itself while this loop is
+/// busy (a slow stop), its `Fenced` event still queued behind the work in
+/// hand. From that moment nothing starts here: not the connector and
+/// tasks of an assignment being acted on, not a task asked to restart.
+#[tokio::test(start_paused = true)]
+async fn a_worker_whose_member_has_fenced_itself_starts_nothing() {
+    let mut h = harness().await;
+    h.engine.fenced_member = true;
+    let event = joined_with(&h, 1, vec![-1, 0]);
+    h.engine.on_group(event).await;
+    assert!(
+        h.engine.started.connectors.is_empty(),
+        "no connector started"
+    );
+    assert!(running_tasks(&h).await.is_empty(), "no task started");
+
+    let mut h = harness().await;
+    running(&mut h).await;
+    h.engine.fenced_member = true;
+    let c0 = TaskId::new(CONNECTOR, 0);
+    assert!(
+        !h.engine.restart_task(&c0).await,
+        "a fenced worker does not restart a task"
+    );
+    // Joined again: the restart goes through.
+    h.engine.fenced_member = false;
+    assert!(h.engine.restart_task(&c0).await, "restarted once joined");
+    assert_eq!(running_tasks(&h).await, [c0], "and runs again");
+}
+
+/// A connector's calls in flight (its start, a reconfiguration) are all
+/// cancelled when the loop stops or restarts it, however many were made:
+/// recording a later call never loses hold of an earlier one still under
+/// way, which could otherwise bring back an instance stopped since.
+#[tokio::test(start_paused = true)]
+async fn cancelling_a_connectors_calls_drops_every_call_in_flight() {
+    let mut h = harness().await;
+    let mut dropped = Vec::new();
+    for _ in 0..2 {
+        // The call holds `alive` until it is dropped.
+        let (alive, gone) = tokio::sync::oneshot::channel::<()>();
+        h.engine.call(CONNECTOR, async move {
+            let _alive = alive;
+            std::future::pending::<()>().await
+        });
+        dropped.push(gone);
+    }
+    h.engine.cancel_calls(CONNECTOR);
+    for (i, gone) in dropped.into_iter().enumerate() {
+        let ended = tokio::time::timeout(Duration::from_secs(10), gone).await;
+        assert!(
+            matches!(ended, Ok(Err(_))),
+            "call {i} was not cancelled: {ended:?}"
+        );
+    }
+}
