@@ -46,6 +46,10 @@ struct Script {
     sasl_refused: u32,
     /// Replaces the SaslAuthenticate response body with these bytes.
     sasl_garbage: Option<Vec<u8>>,
+    /// Heartbeats answered.
+    heartbeats: u32,
+    /// Connections accepted and not yet closed by the member.
+    open: u32,
 }
 
 /// Starts the fake coordinator; returns its address.
@@ -55,7 +59,12 @@ async fn fake_coordinator(script: Arc<Mutex<Script>>) -> String {
     tokio::spawn(async move {
         loop {
             let (stream, _) = listener.accept().await.unwrap();
-            tokio::spawn(serve(stream, script.clone(), port));
+            let script = script.clone();
+            tokio::spawn(async move {
+                script.lock().unwrap().open += 1;
+                serve(stream, script.clone(), port).await;
+                script.lock().unwrap().open -= 1;
+            });
         }
     });
     format!("127.0.0.1:{port}")
@@ -209,6 +218,7 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                 }
                 12 => {
                     let code = s.heartbeat_errors.pop_front().unwrap_or(0);
+                    s.heartbeats += 1;
                     w.i32(0).i16(code);
                 }
                 13 => {
@@ -438,6 +448,7 @@ async fn a_fenced_member_stops_reporting_its_work_and_rejoins() {
         other => panic!("expected Fenced, got {other:?}"),
     }
     assert!(member.status().fenced);
+    assert!(member.is_fenced(), "nothing may start on this worker now");
     assert!(matches!(
         next_event(&mut events).await,
         GroupEvent::Rebalancing {
@@ -450,11 +461,46 @@ async fn a_fenced_member_stops_reporting_its_work_and_rejoins() {
     assert_eq!(again.member_id, j.member_id);
     assert_eq!(again.generation, j.generation + 1);
     assert!(!member.status().fenced);
+    assert!(!member.is_fenced(), "joined again: work may start");
     // The rejoin reported no current assignment.
     let offered = script.lock().unwrap().metadata.clone();
     let metadata = connect_distributed::protocol::WorkerMetadata::decode(&offered).unwrap();
     assert_eq!(metadata.assignment, None);
     member.leave().await;
+}
+
+/// An aborted member (a crash, as far as the group can tell) closes every
+/// connection it had, its heartbeat's too, without a LeaveGroup: the
+/// coordinator's session timer, not a background task left running,
+/// decides when it is gone.
+#[tokio::test]
+async fn an_aborted_member_closes_all_its_connections() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let addr = fake_coordinator(script.clone()).await;
+    let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    next_joined(&mut events, &mut Vec::new()).await;
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while script.lock().unwrap().heartbeats == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "no heartbeat");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    member.abort();
+    loop {
+        let (open, heartbeats) = {
+            let s = script.lock().unwrap();
+            (s.open, s.heartbeats)
+        };
+        if open == 0 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{open} connections still open after the abort ({heartbeats} heartbeats)"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let leaves = script.lock().unwrap().leaves.clone();
+    assert!(leaves.is_empty(), "a crash sends no LeaveGroup: {leaves:?}");
 }
 
 #[tokio::test]
