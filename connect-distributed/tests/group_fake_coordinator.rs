@@ -241,6 +241,22 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
 /// A leader that gives itself connector `c` and task `c-0`.
 struct Solo;
 
+/// [`Solo`], noting each round's `last_completed_generation`.
+#[derive(Default)]
+struct Noting(Mutex<Vec<i32>>);
+
+#[async_trait::async_trait]
+impl GroupHandler for Noting {
+    async fn worker_state(&self) -> Result<WorkerState, HandlerError> {
+        Solo.worker_state().await
+    }
+
+    async fn assign(&self, round: &LeaderRound) -> Result<BTreeMap<String, Vec<u8>>, HandlerError> {
+        self.0.lock().unwrap().push(round.last_completed_generation);
+        Solo.assign(round).await
+    }
+}
+
 #[async_trait::async_trait]
 impl GroupHandler for Solo {
     async fn worker_state(&self) -> Result<WorkerState, HandlerError> {
@@ -300,10 +316,18 @@ async fn next_joined(
 async fn joins_with_the_member_id_the_coordinator_requires_and_leaves() {
     let script = Arc::new(Mutex::new(Script::default()));
     let addr = fake_coordinator(script.clone()).await;
-    let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    let handler = Arc::new(Noting::default());
+    let (member, mut events) = GroupMember::start(config(&addr), handler.clone()).unwrap();
+    // No generation before the first round (Java's NO_GENERATION).
+    assert_eq!(member.status().generation, -1);
     let mut seen = Vec::new();
     let j = next_joined(&mut events, &mut seen).await;
     assert_eq!(j.member_id, "m-1");
+    let shown = format!("{member:?}");
+    assert!(
+        shown.contains("fake-group") && shown.contains("m-1"),
+        "{shown}"
+    );
     assert_eq!(j.generation, 1);
     assert!(j.is_leader);
     assert_eq!(j.owned.connectors(), ["c"]);
@@ -317,6 +341,9 @@ async fn joins_with_the_member_id_the_coordinator_requires_and_leaves() {
     let offered = script.lock().unwrap().metadata.clone();
     let metadata = connect_distributed::protocol::WorkerMetadata::decode(&offered).unwrap();
     assert_eq!(metadata.assignment.unwrap().connectors(), ["c"]);
+    // The assignor learns the last round this leader completed: none,
+    // then the first.
+    assert_eq!(*handler.0.lock().unwrap(), [-1, 1]);
     assert!(matches!(
         seen.as_slice(),
         [GroupEvent::Rebalancing { reason: RebalanceReason::Requested(r) }] if r == "test"
