@@ -48,6 +48,8 @@ struct Script {
     sasl_garbage: Option<Vec<u8>>,
     /// Heartbeats answered.
     heartbeats: u32,
+    /// When each heartbeat arrived.
+    heartbeat_at: Vec<tokio::time::Instant>,
     /// Connections accepted and not yet closed by the member.
     open: u32,
 }
@@ -219,6 +221,7 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                 12 => {
                     let code = s.heartbeat_errors.pop_front().unwrap_or(0);
                     s.heartbeats += 1;
+                    s.heartbeat_at.push(tokio::time::Instant::now());
                     w.i32(0).i16(code);
                 }
                 13 => {
@@ -528,6 +531,40 @@ async fn an_aborted_member_closes_all_its_connections() {
     }
     let leaves = script.lock().unwrap().leaves.clone();
     assert!(leaves.is_empty(), "a crash sends no LeaveGroup: {leaves:?}");
+}
+
+/// Heartbeats go every `heartbeat.interval.ms`, the first one too (not at
+/// every turn of the member's loop).
+#[tokio::test]
+async fn heartbeats_are_spaced_by_the_heartbeat_interval() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let addr = fake_coordinator(script.clone()).await;
+    let mut config = config(&addr);
+    let interval = Duration::from_millis(300);
+    config.heartbeat_interval = interval;
+    let started = tokio::time::Instant::now();
+    let (member, mut events) = GroupMember::start(config, Arc::new(Solo)).unwrap();
+    next_joined(&mut events, &mut Vec::new()).await;
+    let deadline = started + DEADLINE;
+    while script.lock().unwrap().heartbeats < 3 {
+        assert!(tokio::time::Instant::now() < deadline, "no heartbeats");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let at = script.lock().unwrap().heartbeat_at.clone();
+    assert!(
+        at[0] >= started + interval,
+        "the first heartbeat came {:?} after the start",
+        at[0] - started
+    );
+    for pair in at.windows(2) {
+        // Half the interval: arrival times carry the network's jitter.
+        assert!(
+            pair[1] - pair[0] >= interval / 2,
+            "heartbeats {:?} apart",
+            pair[1] - pair[0]
+        );
+    }
+    member.leave().await;
 }
 
 #[tokio::test]
