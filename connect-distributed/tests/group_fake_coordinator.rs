@@ -50,6 +50,10 @@ struct Script {
     heartbeats: u32,
     /// When each heartbeat arrived.
     heartbeat_at: Vec<tokio::time::Instant>,
+    /// The generation and member id of each heartbeat.
+    heartbeat_from: Vec<(i32, String)>,
+    /// How long each JoinGroup waits for its answer.
+    join_delay: Duration,
     /// Connections accepted and not yet closed by the member.
     open: u32,
 }
@@ -89,6 +93,7 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
         let _client_id = r.string();
         let mut w = Writer::default();
         w.i32(corr);
+        let mut delay = Duration::ZERO;
         {
             let mut s = script.lock().unwrap();
             if s.sasl.is_some() && !authenticated && !matches!(api, 18 | 17 | 36) {
@@ -173,6 +178,7 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                         }
                     }
                     s.joins.push(member.clone());
+                    delay = s.join_delay;
                     w.i32(0);
                     if let Some(code) = s.join_errors.pop_front() {
                         w.i16(code)
@@ -219,6 +225,10 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                     };
                 }
                 12 => {
+                    let _group = r.string();
+                    let generation = r.i32();
+                    let member = r.string().unwrap_or_default();
+                    s.heartbeat_from.push((generation, member));
                     let code = s.heartbeat_errors.pop_front().unwrap_or(0);
                     s.heartbeats += 1;
                     s.heartbeat_at.push(tokio::time::Instant::now());
@@ -233,6 +243,8 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                 _ => return,
             }
         }
+        // A coordinator waiting for other members holds the answer back.
+        tokio::time::sleep(delay).await;
         let mut out = (w.0.len() as i32).to_be_bytes().to_vec();
         out.extend_from_slice(&w.0);
         if stream.write_all(&out).await.is_err() {
@@ -531,6 +543,34 @@ async fn an_aborted_member_closes_all_its_connections() {
     }
     let leaves = script.lock().unwrap().leaves.clone();
     assert!(leaves.is_empty(), "a crash sends no LeaveGroup: {leaves:?}");
+}
+
+/// No heartbeat goes out before the member has a generation: while its
+/// first JoinGroup waits it has no session to keep alive.
+#[tokio::test]
+async fn no_heartbeat_goes_out_before_the_first_generation() {
+    let script = Arc::new(Mutex::new(Script {
+        // Each JoinGroup answered after eight heartbeat intervals.
+        join_delay: Duration::from_millis(400),
+        ..Script::default()
+    }));
+    let addr = fake_coordinator(script.clone()).await;
+    let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    let j = next_joined(&mut events, &mut Vec::new()).await;
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while script.lock().unwrap().heartbeats == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "no heartbeat");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let from = script.lock().unwrap().heartbeat_from.clone();
+    assert!(
+        from.iter()
+            .all(|(g, m)| *g == j.generation && *m == j.member_id),
+        "heartbeats from {from:?}, joined as ({}, {})",
+        j.generation,
+        j.member_id
+    );
+    member.leave().await;
 }
 
 /// Heartbeats go every `heartbeat.interval.ms`, the first one too (not at
