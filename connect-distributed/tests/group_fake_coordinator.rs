@@ -54,6 +54,8 @@ struct Script {
     heartbeat_from: Vec<(i32, String)>,
     /// How long each JoinGroup waits for its answer.
     join_delay: Duration,
+    /// When the last heartbeat answered with an error arrived.
+    heartbeat_error_at: Option<tokio::time::Instant>,
     /// Connections accepted and not yet closed by the member.
     open: u32,
     /// Connections accepted.
@@ -237,7 +239,11 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                     s.heartbeat_from.push((generation, member));
                     let code = s.heartbeat_errors.pop_front().unwrap_or(0);
                     s.heartbeats += 1;
-                    s.heartbeat_at.push(tokio::time::Instant::now());
+                    let now = tokio::time::Instant::now();
+                    s.heartbeat_at.push(now);
+                    if code != 0 {
+                        s.heartbeat_error_at = Some(now);
+                    }
                     w.i32(0).i16(code);
                 }
                 13 => {
@@ -450,7 +456,10 @@ async fn recovers_from_coordinator_and_rebalance_errors() {
 async fn unknown_heartbeat_errors_are_reported_and_retried() {
     let script = Arc::new(Mutex::new(Script::default()));
     let addr = fake_coordinator(script.clone()).await;
-    let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    let mut config = config(&addr);
+    let backoff = Duration::from_millis(300);
+    (config.retry_backoff, config.retry_backoff_max) = (backoff, backoff);
+    let (member, mut events) = GroupMember::start(config, Arc::new(Solo)).unwrap();
     let mut seen = Vec::new();
     next_joined(&mut events, &mut seen).await;
     script.lock().unwrap().heartbeat_errors.push_back(12345);
@@ -466,6 +475,21 @@ async fn unknown_heartbeat_errors_are_reported_and_retried() {
         }
     }
     assert!(member.status().generation >= 1);
+    // The next heartbeat waits `retry.backoff.ms` (jittered by 20 %), not
+    // the heartbeat interval.
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let gap = loop {
+        {
+            let s = script.lock().unwrap();
+            let error_at = s.heartbeat_error_at.expect("the error was answered");
+            if let Some(next) = s.heartbeat_at.iter().find(|at| **at > error_at) {
+                break *next - error_at;
+            }
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no heartbeat again");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(gap >= backoff * 3 / 4, "retried after {gap:?}");
     member.leave().await;
 }
 

@@ -1631,6 +1631,42 @@ mod tests {
         );
     }
 
+    /// A heartbeat's answer proves the session alive from when it was
+    /// sent: only forward (answers may come out of order) and only for the
+    /// generation it was sent in.
+    #[test]
+    fn an_answered_heartbeat_moves_the_session_forward_for_its_generation() {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let start = Instant::now();
+        let shared = Shared {
+            config: GroupConfig::new("g", "localhost:9092"),
+            events: tx,
+            state: Mutex::new(State {
+                phase: MemberPhase::Stable,
+                generation: 2,
+                member_id: "m".into(),
+                coordinator: None,
+                epoch: 0,
+                last_alive: start,
+                fence_armed: true,
+                fenced: false,
+                fences: 0,
+                snapshot: None,
+                api_versions: BTreeMap::new(),
+            }),
+            coordinator_unreachable: AtomicBool::new(false),
+        };
+        let later = start + Duration::from_secs(2);
+        heartbeat_succeeded(&shared, 2, later);
+        assert_eq!(shared.lock().last_alive, later);
+        // An earlier heartbeat answered late.
+        heartbeat_succeeded(&shared, 2, start + Duration::from_secs(1));
+        assert_eq!(shared.lock().last_alive, later);
+        // A heartbeat of the generation before.
+        heartbeat_succeeded(&shared, 1, start + Duration::from_secs(3));
+        assert_eq!(shared.lock().last_alive, later);
+    }
+
     #[test]
     fn fence_fires_once_after_the_session() {
         let (tx, mut rx) = mpsc::unbounded_channel();
