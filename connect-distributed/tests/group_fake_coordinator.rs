@@ -54,6 +54,8 @@ struct Script {
     heartbeat_from: Vec<(i32, String)>,
     /// How long each JoinGroup waits for its answer.
     join_delay: Duration,
+    /// The group ids each FindCoordinator asked for.
+    find_keys: Vec<String>,
     /// When the last heartbeat answered with an error arrived.
     heartbeat_error_at: Option<tokio::time::Instant>,
     /// Connections accepted and not yet closed by the member.
@@ -165,6 +167,8 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                 }
                 10 => {
                     s.find_coordinator += 1;
+                    let key = r.string().unwrap_or_default();
+                    s.find_keys.push(key);
                     w.i32(0)
                         .i16(0)
                         .i16(-1)
@@ -360,6 +364,7 @@ async fn joins_with_the_member_id_the_coordinator_requires_and_leaves() {
     assert_eq!(j.owned.connectors(), ["c"]);
     assert_eq!(j.owned.tasks(), [TaskId::new("c", 0)]);
     assert_eq!(script.lock().unwrap().joins, ["", "m-1"]);
+    assert_eq!(script.lock().unwrap().find_keys, ["fake-group"]);
     // The first JoinGroup carries no current assignment; a rejoin reports
     // what the member owns.
     member.request_rejoin("test");

@@ -816,12 +816,11 @@ async fn find_coordinator(config: &GroupConfig, server: &str) -> Result<String, 
     .await?;
     let version = conn.version(api)?;
     let group = StrBytes::from_string(config.group_id.clone());
-    let request = FindCoordinatorRequest::default().with_key_type(0);
-    let request = if version >= 4 {
-        request.with_coordinator_keys(vec![group])
-    } else {
-        request.with_key(group)
-    };
+    // Versions 0-2 (`GroupApi::max_version`): one key per request. Kafka
+    // 4 still takes v1 and v2; v4's list of keys is not needed for one group.
+    let request = FindCoordinatorRequest::default()
+        .with_key_type(0)
+        .with_key(group);
     let reply = conn
         .send::<_, FindCoordinatorResponse>(api, &request, config.request_timeout)
         .await?;
@@ -834,10 +833,6 @@ async fn find_coordinator(config: &GroupConfig, server: &str) -> Result<String, 
         },
     };
     let (code, message, host, port) = match reply {
-        Reply::Ok(r) if version >= 4 => match r.coordinators.into_iter().next() {
-            Some(c) => (ErrorCode(c.error_code), c.error_message, c.host, c.port),
-            None => return Err(malformed("no coordinator in the response")),
-        },
         Reply::Ok(r) => (ErrorCode::NONE, None, r.host, r.port),
         Reply::Err(code, r) => (code, r.and_then(|r| r.error_message), StrBytes::new(), -1),
     };
