@@ -4,7 +4,7 @@
 //! on librdkafka's mock did, and checks the member recovers (or stops) as
 //! Java's does.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -56,6 +56,8 @@ struct Script {
     join_delay: Duration,
     /// The group ids each FindCoordinator asked for.
     find_keys: Vec<String>,
+    /// The group ids of JoinGroup, SyncGroup, Heartbeat and LeaveGroup.
+    groups: BTreeSet<String>,
     /// When the last heartbeat answered with an error arrived.
     heartbeat_error_at: Option<tokio::time::Instant>,
     /// Connections accepted and not yet closed by the member.
@@ -177,7 +179,8 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                         .i32(i32::from(port));
                 }
                 11 => {
-                    let _group = r.string();
+                    let group = r.string().unwrap_or_default();
+                    s.groups.insert(group);
                     let (_session, _rebalance) = (r.i32(), r.i32());
                     let member = r.string().unwrap_or_default();
                     let _instance = r.string();
@@ -218,7 +221,8 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                     }
                 }
                 14 => {
-                    let _group = r.string();
+                    let group = r.string().unwrap_or_default();
+                    s.groups.insert(group);
                     let _generation = r.i32();
                     let member = r.string().unwrap_or_default();
                     let _instance = r.string();
@@ -237,7 +241,8 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                     };
                 }
                 12 => {
-                    let _group = r.string();
+                    let group = r.string().unwrap_or_default();
+                    s.groups.insert(group);
                     let generation = r.i32();
                     let member = r.string().unwrap_or_default();
                     s.heartbeat_from.push((generation, member));
@@ -251,7 +256,8 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                     w.i32(0).i16(code);
                 }
                 13 => {
-                    let _group = r.string();
+                    let group = r.string().unwrap_or_default();
+                    s.groups.insert(group);
                     let member = r.string().unwrap_or_default();
                     s.leaves.push(member);
                     w.i32(0).i16(0);
@@ -386,6 +392,8 @@ async fn joins_with_the_member_id_the_coordinator_requires_and_leaves() {
         Some(GroupEvent::Stopped { error: None })
     ));
     assert_eq!(script.lock().unwrap().leaves, ["m-1"]);
+    let groups = script.lock().unwrap().groups.clone();
+    assert_eq!(groups, BTreeSet::from(["fake-group".to_owned()]));
 }
 
 #[tokio::test]
