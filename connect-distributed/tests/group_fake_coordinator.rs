@@ -64,6 +64,8 @@ struct Script {
     open: u32,
     /// Connections accepted.
     accepted: u32,
+    /// Close every connection at its next request, and new ones at once.
+    refuse: bool,
 }
 
 /// Starts the fake coordinator; returns its address.
@@ -93,7 +95,7 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
     let mut handshaken = false;
     loop {
         let mut size = [0u8; 4];
-        if stream.read_exact(&mut size).await.is_err() {
+        if stream.read_exact(&mut size).await.is_err() || script.lock().unwrap().refuse {
             return;
         }
         let mut frame = vec![0u8; i32::from_be_bytes(size) as usize];
@@ -614,6 +616,36 @@ async fn no_heartbeat_goes_out_before_the_first_generation() {
         j.member_id
     );
     member.leave().await;
+}
+
+/// A coordinator that closes every connection: the member's
+/// reconnections wait `retry.backoff.ms` between attempts instead of
+/// hammering it (5 connections in 1.5 s here).
+#[tokio::test]
+async fn reconnections_to_a_coordinator_that_closes_them_back_off() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let addr = fake_coordinator(script.clone()).await;
+    let mut config = config(&addr);
+    let backoff = Duration::from_millis(300);
+    (config.retry_backoff, config.retry_backoff_max) = (backoff, backoff);
+    let (member, mut events) = GroupMember::start(config, Arc::new(Solo)).unwrap();
+    next_joined(&mut events, &mut Vec::new()).await;
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while script.lock().unwrap().heartbeats == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "no heartbeat");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let before = {
+        let mut s = script.lock().unwrap();
+        s.refuse = true;
+        s.accepted
+    };
+    // Over 1.5 s, five back-offs: a few attempts, not one per 20 ms tick
+    // of the member's loops (75).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let attempts = script.lock().unwrap().accepted - before;
+    assert!(attempts <= 25, "{attempts} connections in 1.5 s");
+    member.abort();
 }
 
 /// Heartbeats go every `heartbeat.interval.ms`, the first one too (not at
