@@ -618,6 +618,35 @@ async fn no_heartbeat_goes_out_before_the_first_generation() {
     member.leave().await;
 }
 
+/// A heartbeat answered UNKNOWN_MEMBER_ID (the coordinator expired the
+/// member): it forgets its id and generation and joins again as a new
+/// member, sending no heartbeat meanwhile under a generation it lost.
+#[tokio::test]
+async fn an_expired_member_joins_again_as_a_new_member() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let addr = fake_coordinator(script.clone()).await;
+    let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    let j = next_joined(&mut events, &mut Vec::new()).await;
+    {
+        let mut s = script.lock().unwrap();
+        s.heartbeat_errors.push_back(25);
+        s.join_delay = Duration::from_millis(400);
+    }
+    let again = next_joined(&mut events, &mut Vec::new()).await;
+    assert_eq!((j.member_id.as_str(), j.generation), ("m-1", 1));
+    assert_eq!((again.member_id.as_str(), again.generation), ("m-2", 2));
+    let s = script.lock().unwrap();
+    assert_eq!(s.joins, ["", "m-1", "", "m-2"]);
+    let from = s.heartbeat_from.clone();
+    drop(s);
+    assert!(
+        from.iter()
+            .all(|h| *h == (1, "m-1".to_owned()) || *h == (2, "m-2".to_owned())),
+        "heartbeats from {from:?}"
+    );
+    member.leave().await;
+}
+
 /// A coordinator that closes every connection: the member's
 /// reconnections wait `retry.backoff.ms` between attempts instead of
 /// hammering it (5 connections in 1.5 s here).
