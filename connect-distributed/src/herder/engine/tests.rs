@@ -742,3 +742,156 @@ async fn cancelling_a_connectors_calls_drops_every_call_in_flight() {
         );
     }
 }
+
+/// A restart request (KIP-745) read from the config topic stops and
+/// starts again the tasks of the connector that run here: all of them, or
+/// with `onlyFailed` only the failed ones (a running task keeps running),
+/// and none without `includeTasks`.
+#[tokio::test(start_paused = true)]
+async fn a_restart_request_restarts_the_tasks_that_run_here() {
+    let c0 = TaskId::new(CONNECTOR, 0);
+    for (include_tasks, only_failed, restarted) in [
+        (true, true, false),
+        (false, false, false),
+        (true, false, true),
+    ] {
+        let mut h = harness().await;
+        running(&mut h).await;
+        let request = ConfigRecord::RestartRequest {
+            connector: CONNECTOR.into(),
+            include_tasks,
+            only_failed,
+        };
+        write(&h, vec![request]).await;
+        let at = Instant::now();
+        h.engine.on_config().await;
+        // The task hangs in `stop`: a restart shows as the graceful wait.
+        let stopped = at.elapsed() >= GRACEFUL;
+        assert_eq!(
+            stopped, restarted,
+            "includeTasks={include_tasks} onlyFailed={only_failed}"
+        );
+        assert_eq!(running_tasks(&h).await, [c0.clone()], "and it runs");
+    }
+}
+
+/// The next answer of a call into the connector, handed to the loop.
+async fn answer(h: &mut Harness) {
+    let answer = h.engine.answers.recv().await.expect("a connector answer");
+    h.engine.on_answer(answer).await;
+}
+
+/// The leader writes the task configs its connector generates when they
+/// differ from the committed ones (here after a connector config change),
+/// and nothing for an answer of a config the connector no longer runs.
+#[tokio::test(start_paused = true)]
+async fn the_leader_writes_the_task_configs_its_connector_generates() {
+    let mut h = harness().await;
+    let mut j = assignment(&h, 1, vec![-1]);
+    j.is_leader = true;
+    h.engine.on_group(GroupEvent::Joined(Box::new(j))).await;
+    answer(&mut h).await;
+    let state = h.shared.configs.state();
+    let c0 = TaskId::new(CONNECTOR, 0);
+    let first = state.task_config(&c0).cloned();
+    let at = state.offset();
+
+    let mut changed = state.connector_config(CONNECTOR).cloned().unwrap();
+    changed.insert("count".into(), Some("2".into()));
+    write(
+        &h,
+        vec![ConfigRecord::Connector {
+            connector: CONNECTOR.into(),
+            properties: changed,
+        }],
+    )
+    .await;
+    h.engine.on_config().await;
+    let old_config = h.engine.started.connectors[CONNECTOR].config.clone();
+    answer(&mut h).await;
+    let state = h.shared.configs.state();
+    let written = state.task_config(&c0).expect("c-0's config");
+    assert_eq!(
+        written.get("count"),
+        Some(&Some("2".to_string())),
+        "the new task config written"
+    );
+    assert_ne!(state.task_config(&c0).cloned(), first);
+    assert_eq!(state.task_count(CONNECTOR), Some(1));
+    assert!(state.offset() > at);
+
+    // An answer for a config the connector no longer runs writes nothing.
+    let stale = Answer {
+        name: CONNECTOR.into(),
+        kind: Answered::Start {
+            config: ConfigMap::from([("count", "7")]),
+            target: TargetState::Started,
+            generated: Some(vec![ConfigMap::from([("count", "7")])]),
+        },
+    };
+    assert_ne!(old_config, ConfigMap::from([("count", "7")]));
+    let at = h.shared.configs.state().offset();
+    h.engine.on_answer(stale).await;
+    h.shared.configs.read_to_end().await.unwrap();
+    assert_eq!(h.shared.configs.state().offset(), at, "nothing written");
+}
+
+/// A follower hands its connector's task configs to the leader; when the
+/// leader cannot be reached they are kept and handed again after
+/// `PUBLISH_RETRY`.
+#[tokio::test(start_paused = true)]
+async fn task_configs_the_leader_did_not_take_are_handed_again() {
+    let mut h = harness().await;
+    let mut changed = h
+        .shared
+        .configs
+        .state()
+        .connector_config(CONNECTOR)
+        .cloned()
+        .unwrap();
+    changed.insert("count".into(), Some("2".into()));
+    write(
+        &h,
+        vec![ConfigRecord::Connector {
+            connector: CONNECTOR.into(),
+            properties: changed,
+        }],
+    )
+    .await;
+    let mut j = assignment(&h, 1, vec![-1]);
+    // Nobody listens on port 1.
+    j.received.leader_url = "http://127.0.0.1:1/".into();
+    j.owned.leader_url = j.received.leader_url.clone();
+    h.engine.on_group(GroupEvent::Joined(Box::new(j))).await;
+    answer(&mut h).await; // the start: handed off in the background
+    assert!(h.engine.publishing.contains(CONNECTOR));
+    answer(&mut h).await; // the hand-off: refused
+    assert!(!h.engine.publishing.contains(CONNECTOR));
+    assert!(
+        h.engine.unpublished.contains_key(CONNECTOR),
+        "kept for the next try"
+    );
+    let retry_at = h.engine.retry_at.expect("a retry scheduled");
+    assert_eq!(retry_at, Instant::now() + PUBLISH_RETRY);
+}
+
+/// The leader clears the task configs of a stopped connector (KIP-875: a
+/// task count of 0) and leaves a running connector's alone.
+#[tokio::test(start_paused = true)]
+async fn the_leader_clears_the_task_configs_of_a_stopped_connector() {
+    let mut h = harness().await;
+    let mut j = assignment(&h, 1, vec![-1, 0]);
+    j.is_leader = true;
+    h.engine.on_group(GroupEvent::Joined(Box::new(j))).await;
+    assert_eq!(h.shared.configs.state().task_count(CONNECTOR), Some(1));
+    assert!(
+        h.shared.configs.state().session_key().is_some(),
+        "a sessioned leader writes a session key"
+    );
+    let check = h.engine.key_check_at.expect("a key check scheduled");
+    assert!(check >= Instant::now() + Duration::from_secs(1));
+    set_target(&h, TargetState::Stopped).await;
+    h.engine.on_config().await;
+    h.shared.configs.read_to_end().await.unwrap();
+    assert_eq!(h.shared.configs.state().task_count(CONNECTOR), Some(0));
+}
