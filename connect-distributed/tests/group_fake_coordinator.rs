@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use connect_distributed::group::{
-    ErrorCode, GroupConfig, GroupError, GroupEvent, GroupHandler, GroupMember, HandlerError,
-    Joined, LeaderRound, RebalanceReason, WorkerState,
+    ErrorCode, GroupApi, GroupConfig, GroupError, GroupEvent, GroupHandler, GroupMember,
+    HandlerError, Joined, LeaderRound, RebalanceReason, WorkerState,
 };
 use connect_distributed::protocol::{Assignment, ConnectorAssignment, TaskId};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -362,6 +362,13 @@ async fn joins_with_the_member_id_the_coordinator_requires_and_leaves() {
     let mut seen = Vec::new();
     let j = next_joined(&mut events, &mut seen).await;
     assert_eq!(j.member_id, "m-1");
+    // A plaintext member negotiates no SASL API.
+    let versions = member.status().api_versions;
+    assert!(versions.contains_key(&GroupApi::JoinGroup), "{versions:?}");
+    assert!(
+        !versions.contains_key(&GroupApi::SaslHandshake),
+        "{versions:?}"
+    );
     let shown = format!("{member:?}");
     assert!(
         shown.contains("fake-group") && shown.contains("m-1"),
@@ -647,6 +654,27 @@ async fn an_expired_member_joins_again_as_a_new_member() {
     member.leave().await;
 }
 
+/// A JoinGroup may take as long as the rebalance (the coordinator waits
+/// for every member), longer than `request.timeout.ms`: the member waits
+/// `rebalance.timeout.ms` plus a lapse for its answer, as Java's does.
+#[tokio::test]
+async fn a_join_group_may_take_longer_than_a_request() {
+    let script = Arc::new(Mutex::new(Script {
+        join_delay: Duration::from_millis(1500),
+        ..Script::default()
+    }));
+    let addr = fake_coordinator(script.clone()).await;
+    let mut config = config(&addr);
+    config.request_timeout = Duration::from_millis(500);
+    config.rebalance_timeout = Duration::from_secs(6);
+    let (member, mut events) = GroupMember::start(config, Arc::new(Solo)).unwrap();
+    let mut seen = Vec::new();
+    let j = next_joined(&mut events, &mut seen).await;
+    assert_eq!(j.generation, 1, "joined at the first try: {seen:?}");
+    assert_eq!(script.lock().unwrap().joins, ["", "m-1"]);
+    member.leave().await;
+}
+
 /// A coordinator that closes every connection: the member's
 /// reconnections wait `retry.backoff.ms` between attempts instead of
 /// hammering it (5 connections in 1.5 s here).
@@ -819,6 +847,11 @@ async fn sasl_plain_authenticates_every_connection_and_joins() {
     let j = next_joined(&mut events, &mut seen).await;
     assert_eq!(j.member_id, "m-1");
     assert!(j.is_leader);
+    let versions = member.status().api_versions;
+    assert!(
+        versions.contains_key(&GroupApi::SaslHandshake),
+        "{versions:?}"
+    );
     member.leave().await;
     let s = script.lock().unwrap();
     // The check, the FindCoordinator connection and the coordinator's.
