@@ -642,10 +642,11 @@ async fn an_expired_member_joins_again_as_a_new_member() {
     let again = next_joined(&mut events, &mut Vec::new()).await;
     assert_eq!((j.member_id.as_str(), j.generation), ("m-1", 1));
     assert_eq!((again.member_id.as_str(), again.generation), ("m-2", 2));
-    let s = script.lock().unwrap();
-    assert_eq!(s.joins, ["", "m-1", "", "m-2"]);
-    let from = s.heartbeat_from.clone();
-    drop(s);
+    let (joins, from) = {
+        let s = script.lock().unwrap();
+        (s.joins.clone(), s.heartbeat_from.clone())
+    };
+    assert_eq!(joins, ["", "m-1", "", "m-2"]);
     assert!(
         from.iter()
             .all(|h| *h == (1, "m-1".to_owned()) || *h == (2, "m-2".to_owned())),

@@ -771,7 +771,11 @@ async fn a_restart_request_restarts_the_tasks_that_run_here() {
             stopped, restarted,
             "includeTasks={include_tasks} onlyFailed={only_failed}"
         );
-        assert_eq!(running_tasks(&h).await, [c0.clone()], "and it runs");
+        assert_eq!(
+            running_tasks(&h).await,
+            std::slice::from_ref(&c0),
+            "and it runs"
+        );
     }
 }
 
