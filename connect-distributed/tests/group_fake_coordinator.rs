@@ -330,6 +330,30 @@ fn config(addr: &str) -> GroupConfig {
     c
 }
 
+/// `config` with a fixed `retry.backoff.ms` (no growth towards a maximum).
+fn with_fixed_backoff(mut c: GroupConfig, backoff: Duration) -> GroupConfig {
+    (c.retry_backoff, c.retry_backoff_max) = (backoff, backoff);
+    c
+}
+
+/// Polls the fake's script until `check` returns a value, failing the test
+/// with `what` after `DEADLINE` (never sleep-then-assert).
+async fn until<T>(
+    script: &Mutex<Script>,
+    what: &str,
+    mut check: impl FnMut(&Script) -> Option<T>,
+) -> T {
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let found = check(&script.lock().unwrap());
+        if let Some(found) = found {
+            return found;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 async fn next_event(events: &mut mpsc::UnboundedReceiver<GroupEvent>) -> GroupEvent {
     tokio::time::timeout(DEADLINE, events.recv())
         .await
@@ -478,9 +502,8 @@ async fn recovers_from_coordinator_and_rebalance_errors() {
 async fn unknown_heartbeat_errors_are_reported_and_retried() {
     let script = Arc::new(Mutex::new(Script::default()));
     let addr = fake_coordinator(script.clone()).await;
-    let mut config = config(&addr);
     let backoff = Duration::from_millis(300);
-    (config.retry_backoff, config.retry_backoff_max) = (backoff, backoff);
+    let config = with_fixed_backoff(config(&addr), backoff);
     let (member, mut events) = GroupMember::start(config, Arc::new(Solo)).unwrap();
     let mut seen = Vec::new();
     next_joined(&mut events, &mut seen).await;
@@ -499,18 +522,12 @@ async fn unknown_heartbeat_errors_are_reported_and_retried() {
     assert!(member.status().generation >= 1);
     // The next heartbeat waits `retry.backoff.ms` (jittered by 20 %), not
     // the heartbeat interval.
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    let gap = loop {
-        {
-            let s = script.lock().unwrap();
-            let error_at = s.heartbeat_error_at.expect("the error was answered");
-            if let Some(next) = s.heartbeat_at.iter().find(|at| **at > error_at) {
-                break *next - error_at;
-            }
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no heartbeat again");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let gap = until(&script, "no heartbeat again", |s| {
+        let error_at = s.heartbeat_error_at.expect("the error was answered");
+        let next = s.heartbeat_at.iter().find(|at| **at > error_at)?;
+        Some(*next - error_at)
+    })
+    .await;
     assert!(gap >= backoff * 3 / 4, "retried after {gap:?}");
     member.leave().await;
 }
@@ -573,26 +590,15 @@ async fn an_aborted_member_closes_all_its_connections() {
     let addr = fake_coordinator(script.clone()).await;
     let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
     next_joined(&mut events, &mut Vec::new()).await;
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while script.lock().unwrap().heartbeats == 0 {
-        assert!(tokio::time::Instant::now() < deadline, "no heartbeat");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until(&script, "no heartbeat", |s| {
+        (s.heartbeats > 0).then_some(())
+    })
+    .await;
     member.abort();
-    loop {
-        let (open, heartbeats) = {
-            let s = script.lock().unwrap();
-            (s.open, s.heartbeats)
-        };
-        if open == 0 {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{open} connections still open after the abort ({heartbeats} heartbeats)"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until(&script, "connections still open after the abort", |s| {
+        (s.open == 0).then_some(())
+    })
+    .await;
     let leaves = script.lock().unwrap().leaves.clone();
     assert!(leaves.is_empty(), "a crash sends no LeaveGroup: {leaves:?}");
 }
@@ -609,11 +615,10 @@ async fn no_heartbeat_goes_out_before_the_first_generation() {
     let addr = fake_coordinator(script.clone()).await;
     let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
     let j = next_joined(&mut events, &mut Vec::new()).await;
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while script.lock().unwrap().heartbeats == 0 {
-        assert!(tokio::time::Instant::now() < deadline, "no heartbeat");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until(&script, "no heartbeat", |s| {
+        (s.heartbeats > 0).then_some(())
+    })
+    .await;
     let from = script.lock().unwrap().heartbeat_from.clone();
     assert!(
         from.iter()
@@ -683,16 +688,14 @@ async fn a_join_group_may_take_longer_than_a_request() {
 async fn reconnections_to_a_coordinator_that_closes_them_back_off() {
     let script = Arc::new(Mutex::new(Script::default()));
     let addr = fake_coordinator(script.clone()).await;
-    let mut config = config(&addr);
     let backoff = Duration::from_millis(300);
-    (config.retry_backoff, config.retry_backoff_max) = (backoff, backoff);
+    let config = with_fixed_backoff(config(&addr), backoff);
     let (member, mut events) = GroupMember::start(config, Arc::new(Solo)).unwrap();
     next_joined(&mut events, &mut Vec::new()).await;
-    let deadline = tokio::time::Instant::now() + DEADLINE;
-    while script.lock().unwrap().heartbeats == 0 {
-        assert!(tokio::time::Instant::now() < deadline, "no heartbeat");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until(&script, "no heartbeat", |s| {
+        (s.heartbeats > 0).then_some(())
+    })
+    .await;
     let before = {
         let mut s = script.lock().unwrap();
         s.refuse = true;
@@ -718,11 +721,10 @@ async fn heartbeats_are_spaced_by_the_heartbeat_interval() {
     let started = tokio::time::Instant::now();
     let (member, mut events) = GroupMember::start(config, Arc::new(Solo)).unwrap();
     next_joined(&mut events, &mut Vec::new()).await;
-    let deadline = started + DEADLINE;
-    while script.lock().unwrap().heartbeats < 4 {
-        assert!(tokio::time::Instant::now() < deadline, "no heartbeats");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until(&script, "no heartbeats", |s| {
+        (s.heartbeats >= 4).then_some(())
+    })
+    .await;
     let (at, accepted) = {
         let s = script.lock().unwrap();
         (s.heartbeat_at.clone(), s.accepted)

@@ -1559,6 +1559,36 @@ mod tests {
         assert!(b.delay() <= Duration::from_millis(120));
     }
 
+    /// A stable member of `generation`, alive at `since`.
+    fn stable(generation: i32, since: Instant) -> State {
+        State {
+            phase: MemberPhase::Stable,
+            generation,
+            member_id: "m".into(),
+            coordinator: None,
+            epoch: 0,
+            last_alive: since,
+            fence_armed: true,
+            fenced: false,
+            fences: 0,
+            snapshot: None,
+            api_versions: BTreeMap::new(),
+        }
+    }
+
+    fn shared_in(
+        config: GroupConfig,
+        events: mpsc::UnboundedSender<GroupEvent>,
+        state: State,
+    ) -> Shared {
+        Shared {
+            config,
+            events,
+            state: Mutex::new(state),
+            coordinator_unreachable: AtomicBool::new(false),
+        }
+    }
+
     #[test]
     fn a_member_fences_itself_its_lead_early_at_most_half_a_session() {
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -1567,25 +1597,8 @@ mod tests {
         config.heartbeat_interval = Duration::from_millis(1000);
         config.fence_lead = Duration::from_millis(3000);
         let start = Instant::now();
-        let state = || State {
-            phase: MemberPhase::Stable,
-            generation: 1,
-            member_id: "m".into(),
-            coordinator: None,
-            epoch: 0,
-            last_alive: start,
-            fence_armed: true,
-            fenced: false,
-            fences: 0,
-            snapshot: None,
-            api_versions: BTreeMap::new(),
-        };
-        let shared = Shared {
-            config: config.clone(),
-            events: tx.clone(),
-            state: Mutex::new(state()),
-            coordinator_unreachable: AtomicBool::new(false),
-        };
+        let state = || stable(1, start);
+        let shared = shared_in(config.clone(), tx.clone(), state());
         // A follower too: its lead early (its lost work may be handed out
         // at once, simulation seeds 1411 and 2002); not at the boundary.
         assert_eq!(
@@ -1610,12 +1623,7 @@ mod tests {
         assert!(rx.try_recv().is_ok());
         // A lead beyond half the session counts as half.
         config.fence_lead = Duration::from_millis(9_000);
-        let shared = Shared {
-            config,
-            events: tx,
-            state: Mutex::new(state()),
-            coordinator_unreachable: AtomicBool::new(false),
-        };
+        let shared = shared_in(config, tx, state());
         assert_eq!(
             shared.check_fence(start + Duration::from_millis(4_900)),
             None
@@ -1633,24 +1641,11 @@ mod tests {
     fn an_answered_heartbeat_moves_the_session_forward_for_its_generation() {
         let (tx, _rx) = mpsc::unbounded_channel();
         let start = Instant::now();
-        let shared = Shared {
-            config: GroupConfig::new("g", "localhost:9092"),
-            events: tx,
-            state: Mutex::new(State {
-                phase: MemberPhase::Stable,
-                generation: 2,
-                member_id: "m".into(),
-                coordinator: None,
-                epoch: 0,
-                last_alive: start,
-                fence_armed: true,
-                fenced: false,
-                fences: 0,
-                snapshot: None,
-                api_versions: BTreeMap::new(),
-            }),
-            coordinator_unreachable: AtomicBool::new(false),
-        };
+        let shared = shared_in(
+            GroupConfig::new("g", "localhost:9092"),
+            tx,
+            stable(2, start),
+        );
         let later = start + Duration::from_secs(2);
         heartbeat_succeeded(&shared, 2, later);
         assert_eq!(shared.lock().last_alive, later);
@@ -1669,24 +1664,14 @@ mod tests {
         config.session_timeout = Duration::from_millis(1000);
         config.heartbeat_interval = Duration::from_millis(100);
         let start = Instant::now();
-        let shared = Shared {
+        let shared = shared_in(
             config,
-            events: tx,
-            state: Mutex::new(State {
-                phase: MemberPhase::Stable,
-                generation: 1,
-                member_id: "m".into(),
-                coordinator: None,
-                epoch: 0,
-                last_alive: start,
-                fence_armed: true,
-                fenced: false,
-                fences: 0,
+            tx,
+            State {
                 snapshot: Some(assignment(&[("a", &[-1])], &[])),
-                api_versions: BTreeMap::new(),
-            }),
-            coordinator_unreachable: AtomicBool::new(false),
-        };
+                ..stable(1, start)
+            },
+        );
         assert_eq!(shared.check_fence(start + Duration::from_millis(900)), None);
         assert!(rx.try_recv().is_err());
         // Even with a JoinGroup under way (its answer may be what is lost).

@@ -308,4 +308,124 @@ mod tests {
         let err = DistributedConfig::parse(props).unwrap_err();
         assert!(err.to_string().contains("scheduled.rebalance.max.delay.ms"));
     }
+
+    fn parse_with(
+        extra: &[(&'static str, &'static str)],
+    ) -> Result<DistributedConfig, ConnectError> {
+        let mut props = base();
+        props.extend_from_slice(extra);
+        DistributedConfig::parse(props)
+    }
+
+    /// The config key a parse error names.
+    fn key_of(extra: &[(&'static str, &'static str)]) -> String {
+        match parse_with(extra).map(|_| ()).unwrap_err().kind() {
+            connect_api::ErrorKind::Config { key } => key.clone(),
+            other => panic!("{extra:?}: not a config error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_timing_keys_are_read_with_kafkas_defaults() {
+        let c = DistributedConfig::parse(base()).unwrap();
+        assert_eq!(c.worker_sync_timeout, Duration::from_millis(3000));
+        assert_eq!(c.worker_unsync_backoff, Duration::from_millis(300_000));
+        assert_eq!(c.key_ttl, Duration::from_millis(3_600_000));
+        assert_eq!(c.group.fence_lead, Duration::from_millis(5_000));
+        let c = parse_with(&[
+            ("worker.sync.timeout.ms", "11"),
+            ("worker.unsync.backoff.ms", "12"),
+            ("inter.worker.key.ttl.ms", "13"),
+            ("task.shutdown.graceful.timeout.ms", "14"),
+            ("scheduled.rebalance.max.delay.ms", "0"),
+            // An empty value takes the default, as a missing one.
+            ("status.storage.partitions", " "),
+        ])
+        .unwrap();
+        assert_eq!(c.worker_sync_timeout, Duration::from_millis(11));
+        assert_eq!(c.worker_unsync_backoff, Duration::from_millis(12));
+        assert_eq!(c.key_ttl, Duration::from_millis(13));
+        assert_eq!(c.group.fence_lead, Duration::from_millis(14));
+        assert_eq!(c.assignor.max_delay_ms, 0);
+        assert_eq!(c.status.partitions, 5);
+        assert_eq!(
+            key_of(&[("scheduled.rebalance.max.delay.ms", "-1")]),
+            "scheduled.rebalance.max.delay.ms"
+        );
+    }
+
+    #[test]
+    fn partitions_and_replication_take_minus_one_or_at_least_one() {
+        let c = parse_with(&[
+            ("offset.storage.partitions", "-1"),
+            ("status.storage.partitions", "1"),
+            ("offset.storage.replication.factor", "-1"),
+            ("status.storage.replication.factor", "1"),
+            // The config topic has one partition whatever is asked.
+            ("config.storage.partitions", "7"),
+        ])
+        .unwrap();
+        assert_eq!((c.offsets.partitions, c.status.partitions), (-1, 1));
+        assert_eq!(c.configs.partitions, 1);
+        assert_eq!(
+            (c.offsets.replication_factor, c.status.replication_factor),
+            (-1, 1)
+        );
+        assert_eq!(
+            (c.configs.name.as_str(), c.offsets.name.as_str()),
+            ("c", "o")
+        );
+        for bad in ["0", "-2"] {
+            for key in [
+                "offset.storage.partitions",
+                "status.storage.partitions",
+                "config.storage.replication.factor",
+                "status.storage.replication.factor",
+            ] {
+                let extra = [(key, bad)];
+                assert_eq!(key_of(&extra), key, "{key}={bad}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_blank_required_key_is_missing() {
+        assert_eq!(
+            key_of(&[("status.storage.topic", "  ")]),
+            "status.storage.topic"
+        );
+        let c = parse_with(&[("status.storage.topic", " s2 ")]).unwrap();
+        assert_eq!(c.status.name, "s2");
+    }
+
+    #[test]
+    fn group_and_security_errors_name_their_key() {
+        assert_eq!(
+            key_of(&[("session.timeout.ms", "soon")]),
+            "session.timeout.ms"
+        );
+        assert_eq!(
+            key_of(&[("security.protocol", "CARRIER_PIGEON")]),
+            "security.protocol"
+        );
+        assert_eq!(
+            key_of(&[
+                ("security.protocol", "SASL_PLAINTEXT"),
+                ("sasl.mechanism", "PLAIN")
+            ]),
+            "sasl.jaas.config"
+        );
+        // Kafka's default mechanism, GSSAPI, is not implemented.
+        assert_eq!(
+            key_of(&[("security.protocol", "SASL_PLAINTEXT")]),
+            "sasl.mechanism"
+        );
+    }
+
+    #[test]
+    fn preparing_and_enabled_fence_zombies() {
+        assert!(!ExactlyOnceSourceSupport::Disabled.fences());
+        assert!(ExactlyOnceSourceSupport::Preparing.fences());
+        assert!(ExactlyOnceSourceSupport::Enabled.fences());
+    }
 }

@@ -417,6 +417,25 @@ async fn set_target(h: &Harness, state: TargetState) {
     write(h, vec![record]).await;
 }
 
+/// Writes [`CONNECTOR`]'s config again with `count` set to `count` and
+/// reads it back; returns the properties written.
+async fn reconfigure(h: &Harness, count: &str) -> crate::topics::config::Properties {
+    let mut changed = h
+        .shared
+        .configs
+        .state()
+        .connector_config(CONNECTOR)
+        .cloned()
+        .expect("the connector's config");
+    changed.insert("count".into(), Some(count.into()));
+    let record = ConfigRecord::Connector {
+        connector: CONNECTOR.into(),
+        properties: changed.clone(),
+    };
+    write(h, vec![record]).await;
+    changed
+}
+
 /// New task configs for [`CONNECTOR`] (a new generation of its one task).
 fn new_task_configs(h: &Harness) -> Vec<ConfigRecord> {
     let id = TaskId::new(CONNECTOR, 0);
@@ -628,24 +647,7 @@ async fn a_connector_runs_its_current_config_and_only_its_current_tasks() {
     let mut h = harness().await;
     let event = joined_with(&h, 1, vec![-1, 0]);
     h.engine.on_group(event).await;
-    let connector_config = |h: &Harness| {
-        h.shared
-            .configs
-            .state()
-            .connector_config(CONNECTOR)
-            .cloned()
-            .expect("the connector's config")
-    };
-    let mut changed = connector_config(&h);
-    changed.insert("count".into(), Some("2".into()));
-    write(
-        &h,
-        vec![ConfigRecord::Connector {
-            connector: CONNECTOR.into(),
-            properties: changed.clone(),
-        }],
-    )
-    .await;
+    let changed = reconfigure(&h, "2").await;
     h.engine.on_config().await;
     assert_eq!(
         h.engine.started.connectors[CONNECTOR].config,
@@ -800,16 +802,7 @@ async fn the_leader_writes_the_task_configs_its_connector_generates() {
     let first = state.task_config(&c0).cloned();
     let at = state.offset();
 
-    let mut changed = state.connector_config(CONNECTOR).cloned().unwrap();
-    changed.insert("count".into(), Some("2".into()));
-    write(
-        &h,
-        vec![ConfigRecord::Connector {
-            connector: CONNECTOR.into(),
-            properties: changed,
-        }],
-    )
-    .await;
+    reconfigure(&h, "2").await;
     h.engine.on_config().await;
     let old_config = h.engine.started.connectors[CONNECTOR].config.clone();
     answer(&mut h).await;
@@ -846,22 +839,7 @@ async fn the_leader_writes_the_task_configs_its_connector_generates() {
 #[tokio::test(start_paused = true)]
 async fn task_configs_the_leader_did_not_take_are_handed_again() {
     let mut h = harness().await;
-    let mut changed = h
-        .shared
-        .configs
-        .state()
-        .connector_config(CONNECTOR)
-        .cloned()
-        .unwrap();
-    changed.insert("count".into(), Some("2".into()));
-    write(
-        &h,
-        vec![ConfigRecord::Connector {
-            connector: CONNECTOR.into(),
-            properties: changed,
-        }],
-    )
-    .await;
+    reconfigure(&h, "2").await;
     let mut j = assignment(&h, 1, vec![-1]);
     // Nobody listens on port 1.
     j.received.leader_url = "http://127.0.0.1:1/".into();
@@ -898,4 +876,207 @@ async fn the_leader_clears_the_task_configs_of_a_stopped_connector() {
     h.engine.on_config().await;
     h.shared.configs.read_to_end().await.unwrap();
     assert_eq!(h.shared.configs.state().task_count(CONNECTOR), Some(0));
+}
+
+/// A connector restart request (without includeTasks) restarts the
+/// connector instance that runs here: RESTARTING, and a new instance at
+/// the reconciliation that follows; with onlyFailed, only a failed one.
+#[tokio::test(start_paused = true)]
+async fn a_restart_request_restarts_the_connector_instance_here() {
+    for (only_failed, failed, restarted) in [
+        (false, false, true),
+        (true, false, false),
+        (true, true, true),
+    ] {
+        let mut h = harness().await;
+        h.engine.on_group(joined_with(&h, 1, vec![-1])).await;
+        answer(&mut h).await;
+        let store = h.shared.worker.status_store();
+        if failed {
+            store.put_connector(CONNECTOR, State::Failed, Some("broken".into()));
+            eventually("the connector reported failed", async || {
+                store.connector(CONNECTOR).0 == State::Failed
+            })
+            .await;
+        }
+        let request = ConfigRecord::RestartRequest {
+            connector: CONNECTOR.into(),
+            include_tasks: false,
+            only_failed,
+        };
+        write(&h, vec![request]).await;
+        h.engine.handle_restarts().await;
+        let case = format!("onlyFailed={only_failed} failed={failed}");
+        assert_eq!(
+            h.engine.started.connectors[CONNECTOR].restart, restarted,
+            "{case}"
+        );
+        if restarted {
+            eventually("RESTARTING reported", async || {
+                store.connector(CONNECTOR).0 == State::Restarting
+            })
+            .await;
+        }
+    }
+}
+
+/// Publishing task configs the connector generated: nothing is written
+/// when they and the connector config they came from are what the topic
+/// holds; new configs are written, and so are the same configs after a
+/// connector config change alone (its tasks restart with it, KAFKA-9228).
+#[tokio::test(start_paused = true)]
+async fn the_leader_writes_task_configs_unless_nothing_changed() {
+    let mut h = harness().await;
+    let mut j = assignment(&h, 1, vec![-1]);
+    j.is_leader = true;
+    h.engine.on_group(GroupEvent::Joined(Box::new(j))).await;
+    answer(&mut h).await;
+    let offset = |h: &Harness| h.shared.configs.state().offset();
+    let committed = |h: &Harness| {
+        committed_task_configs(&h.shared.configs.state(), CONNECTOR).expect("c's task configs")
+    };
+    let same = committed(&h);
+    assert_eq!(same.len(), 1);
+    assert_eq!(
+        same[0].get("task.class").map(String::as_str),
+        Some("connect_testkit.faulty.FaultySourceTask")
+    );
+
+    let at = offset(&h);
+    let state = h.shared.configs.state();
+    h.engine.publish(CONNECTOR, same.clone(), &state).await;
+    h.shared.configs.read_to_end().await.unwrap();
+    assert_eq!(offset(&h), at, "the same configs are not written again");
+
+    let mut new = same.clone();
+    new[0].insert("extra".into(), "1".into());
+    h.engine.publish(CONNECTOR, new.clone(), &state).await;
+    h.shared.configs.read_to_end().await.unwrap();
+    assert!(offset(&h) > at, "new task configs written");
+    assert_eq!(committed(&h), new);
+
+    // The connector config changes; its task configs would not.
+    reconfigure(&h, "5").await;
+    let at = offset(&h);
+    let state = h.shared.configs.state();
+    h.engine.publish(CONNECTOR, new.clone(), &state).await;
+    h.shared.configs.read_to_end().await.unwrap();
+    assert!(
+        offset(&h) > at,
+        "written again for the new connector config"
+    );
+}
+
+/// A hand-off the leader took: newer configs that waited for it go at
+/// once; one it refused is kept and tried again after `PUBLISH_RETRY`,
+/// only for a connector that still runs here.
+#[tokio::test(start_paused = true)]
+async fn hand_off_answers_schedule_what_waits() {
+    let mut h = harness().await;
+    let configs = vec![ConfigMap::from([("k", "v")])];
+    let published = |result| Answer {
+        name: CONNECTOR.into(),
+        kind: Answered::Published(result, vec![ConfigMap::from([("k", "old")])]),
+    };
+    h.engine.publishing.insert(CONNECTOR.into());
+    h.engine.on_answer(published(Ok(()))).await;
+    assert!(!h.engine.publishing.contains(CONNECTOR));
+    assert_eq!(h.engine.retry_at, None, "nothing waits");
+
+    h.engine.publishing.insert(CONNECTOR.into());
+    h.engine
+        .unpublished
+        .insert(CONNECTOR.into(), configs.clone());
+    h.engine.on_answer(published(Ok(()))).await;
+    assert_eq!(
+        h.engine.retry_at,
+        Some(Instant::now()),
+        "the newer configs go now"
+    );
+    assert_eq!(
+        h.engine.unpublished[CONNECTOR], configs,
+        "the newer ones kept"
+    );
+
+    h.engine.unpublished.clear();
+    h.engine.retry_at = None;
+    h.engine
+        .on_answer(published(Err(connect_api::ConnectError::other(
+            "leader gone",
+        ))))
+        .await;
+    assert_eq!(
+        h.engine.unpublished[CONNECTOR],
+        vec![ConfigMap::from([("k", "old")])]
+    );
+    assert_eq!(h.engine.retry_at, Some(Instant::now() + PUBLISH_RETRY));
+
+    // Not running here (this worker has no assignment): dropped.
+    h.engine.retry_publish().await;
+    assert!(h.engine.unpublished.is_empty());
+    assert!(h.engine.publishing.is_empty());
+}
+
+/// A follower retrying a hand-off the leader refused hands the configs
+/// again (in the background), as long as it runs the connector.
+#[tokio::test(start_paused = true)]
+async fn a_follower_retries_a_refused_hand_off() {
+    let mut h = harness().await;
+    reconfigure(&h, "2").await;
+    let mut j = assignment(&h, 1, vec![-1]);
+    j.received.leader_url = "http://127.0.0.1:1/".into();
+    j.owned.leader_url = j.received.leader_url.clone();
+    h.engine.on_group(GroupEvent::Joined(Box::new(j))).await;
+    answer(&mut h).await;
+    answer(&mut h).await;
+    assert!(h.engine.unpublished.contains_key(CONNECTOR));
+    h.engine.retry_publish().await;
+    assert!(h.engine.unpublished.is_empty());
+    assert!(h.engine.publishing.contains(CONNECTOR), "handed again");
+}
+
+/// A reconfiguration request asks the connector for task configs only
+/// when its instance runs here; the answer is handed on like a start's.
+#[tokio::test(start_paused = true)]
+async fn a_reconfiguration_request_asks_a_connector_running_here() {
+    let mut h = harness().await;
+    h.engine.on_reconfigure(CONNECTOR);
+    assert!(h.engine.calls.is_empty(), "not running here: no call");
+    let mut j = assignment(&h, 1, vec![-1]);
+    j.is_leader = true;
+    h.engine.on_group(GroupEvent::Joined(Box::new(j))).await;
+    answer(&mut h).await;
+    h.engine.on_reconfigure(CONNECTOR);
+    let answer = h.engine.answers.recv().await.expect("an answer");
+    assert!(matches!(answer.kind, Answered::TaskConfigs(Ok(Some(_)))));
+}
+
+/// The leader clears task configs only of stopped connectors that still
+/// have tasks: once cleared, it writes nothing more.
+#[tokio::test(start_paused = true)]
+async fn a_stopped_connector_without_tasks_needs_no_clearing() {
+    let mut h = harness().await;
+    let mut j = assignment(&h, 1, vec![-1]);
+    j.is_leader = true;
+    h.engine.on_group(GroupEvent::Joined(Box::new(j))).await;
+    set_target(&h, TargetState::Stopped).await;
+    h.engine.on_config().await;
+    h.shared.configs.read_to_end().await.unwrap();
+    assert_eq!(h.shared.configs.state().task_count(CONNECTOR), Some(0));
+    let at = h.shared.configs.state().offset();
+    h.engine.leader_duties().await;
+    h.shared.configs.read_to_end().await.unwrap();
+    assert_eq!(h.shared.configs.state().offset(), at, "nothing written");
+}
+
+/// Stopping everything stops every unit, aborting a task that hangs in
+/// `stop` after the graceful timeout, and forgets them.
+#[tokio::test(start_paused = true)]
+async fn stop_all_stops_every_unit() {
+    let mut h = harness().await;
+    running(&mut h).await;
+    h.engine.stop_all().await;
+    assert!(running_tasks(&h).await.is_empty());
+    assert!(h.engine.started.tasks.is_empty());
+    assert!(h.engine.started.connectors.is_empty());
 }
