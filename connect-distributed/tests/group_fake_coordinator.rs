@@ -32,6 +32,10 @@ struct Script {
     next_member: u32,
     find_coordinator: u32,
     joins: Vec<String>,
+    /// When each JoinGroup arrived.
+    join_at: Vec<tokio::time::Instant>,
+    /// When the last SyncGroup answered with an error arrived.
+    sync_error_at: Option<tokio::time::Instant>,
     leaves: Vec<String>,
     /// The last metadata offered for `sessioned`.
     metadata: Vec<u8>,
@@ -50,6 +54,9 @@ struct Script {
     heartbeats: u32,
     /// When each heartbeat arrived.
     heartbeat_at: Vec<tokio::time::Instant>,
+    /// The connection (its number) each heartbeat came on, and how many
+    /// FindCoordinator requests had been answered then.
+    heartbeat_conn: Vec<(u32, u32)>,
     /// The generation and member id of each heartbeat.
     heartbeat_from: Vec<(i32, String)>,
     /// How long each JoinGroup waits for its answer.
@@ -77,12 +84,13 @@ async fn fake_coordinator(script: Arc<Mutex<Script>>) -> String {
             let (stream, _) = listener.accept().await.unwrap();
             let script = script.clone();
             tokio::spawn(async move {
-                {
+                let number = {
                     let mut s = script.lock().unwrap();
                     s.open += 1;
                     s.accepted += 1;
-                }
-                serve(stream, script.clone(), port).await;
+                    s.accepted
+                };
+                serve(stream, script.clone(), port, number).await;
                 script.lock().unwrap().open -= 1;
             });
         }
@@ -90,7 +98,8 @@ async fn fake_coordinator(script: Arc<Mutex<Script>>) -> String {
     format!("127.0.0.1:{port}")
 }
 
-async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
+/// Serves one connection, the `number`th accepted.
+async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16, number: u32) {
     let mut authenticated = false;
     let mut handshaken = false;
     loop {
@@ -195,6 +204,7 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                         }
                     }
                     s.joins.push(member.clone());
+                    s.join_at.push(tokio::time::Instant::now());
                     delay = s.join_delay;
                     w.i32(0);
                     if let Some(code) = s.join_errors.pop_front() {
@@ -238,7 +248,10 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                     }
                     w.i32(0);
                     match s.sync_errors.pop_front() {
-                        Some(code) => w.i16(code).bytes(&[]),
+                        Some(code) => {
+                            s.sync_error_at = Some(tokio::time::Instant::now());
+                            w.i16(code).bytes(&[])
+                        }
                         None => w.i16(0).bytes(&mine),
                     };
                 }
@@ -248,6 +261,8 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16) {
                     let generation = r.i32();
                     let member = r.string().unwrap_or_default();
                     s.heartbeat_from.push((generation, member));
+                    let finds = s.find_coordinator;
+                    s.heartbeat_conn.push((number, finds));
                     let code = s.heartbeat_errors.pop_front().unwrap_or(0);
                     s.heartbeats += 1;
                     let now = tokio::time::Instant::now();
@@ -657,6 +672,88 @@ async fn an_expired_member_joins_again_as_a_new_member() {
             .all(|h| *h == (1, "m-1".to_owned()) || *h == (2, "m-2".to_owned())),
         "heartbeats from {from:?}"
     );
+    member.leave().await;
+}
+
+/// REBALANCE_IN_PROGRESS to a SyncGroup: the member joins again at once
+/// (the round it was in was replaced); to a JoinGroup: after
+/// `retry.backoff.ms`, as Java's member does.
+#[tokio::test]
+async fn a_rebalance_in_progress_is_rejoined_at_once_after_sync_and_later_after_join() {
+    let backoff = Duration::from_millis(2000);
+    let script = Arc::new(Mutex::new(Script {
+        sync_errors: [27].into(),
+        ..Script::default()
+    }));
+    let addr = fake_coordinator(script.clone()).await;
+    let settings = with_fixed_backoff(config(&addr), backoff);
+    let (member, mut events) = GroupMember::start(settings, Arc::new(Solo)).unwrap();
+    next_joined(&mut events, &mut Vec::new()).await;
+    let (joins, join_at, error_at) = {
+        let s = script.lock().unwrap();
+        (s.joins.clone(), s.join_at.clone(), s.sync_error_at)
+    };
+    assert_eq!(joins, ["", "m-1", "m-1"]);
+    let gap = join_at[2] - error_at.expect("SyncGroup answered an error");
+    assert!(
+        gap < backoff / 2,
+        "joined again {gap:?} after the SyncGroup error"
+    );
+    member.leave().await;
+
+    let script = Arc::new(Mutex::new(Script {
+        join_errors: [27].into(),
+        ..Script::default()
+    }));
+    let addr = fake_coordinator(script.clone()).await;
+    let settings = with_fixed_backoff(config(&addr), backoff);
+    let (member, mut events) = GroupMember::start(settings, Arc::new(Solo)).unwrap();
+    next_joined(&mut events, &mut Vec::new()).await;
+    let join_at = script.lock().unwrap().join_at.clone();
+    let gap = join_at[1] - join_at[0];
+    assert!(
+        gap >= backoff * 3 / 4,
+        "joined again {gap:?} after the JoinGroup error"
+    );
+    member.leave().await;
+}
+
+/// A coordinator found again (here after NOT_COORDINATOR to a JoinGroup)
+/// gets new connections: the heartbeats leave the one opened to the
+/// coordinator as it was found before.
+#[tokio::test]
+async fn heartbeats_move_to_a_coordinator_found_again() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let addr = fake_coordinator(script.clone()).await;
+    let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    let first = next_joined(&mut events, &mut Vec::new()).await;
+    until(&script, "no heartbeat", |s| {
+        (s.heartbeats > 0).then_some(())
+    })
+    .await;
+    {
+        let mut s = script.lock().unwrap();
+        s.heartbeat_errors.push_back(27);
+        s.join_errors.push_back(16);
+    }
+    let again = next_joined(&mut events, &mut Vec::new()).await;
+    assert!(again.generation > first.generation);
+    let finds = script.lock().unwrap().find_coordinator;
+    assert!(finds >= 2, "found again: {finds}");
+    let conns = until(&script, "no heartbeat after finding it again", |s| {
+        s.heartbeat_conn
+            .iter()
+            .any(|(_, f)| *f == finds)
+            .then(|| s.heartbeat_conn.clone())
+    })
+    .await;
+    let (before, after): (Vec<_>, Vec<_>) = conns.iter().partition(|(_, f)| *f < finds);
+    for (conn, _) in &after {
+        assert!(
+            before.iter().all(|(c, _)| c != conn),
+            "a heartbeat on connection {conn}, opened before: {conns:?}"
+        );
+    }
     member.leave().await;
 }
 
