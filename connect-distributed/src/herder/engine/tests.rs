@@ -783,7 +783,11 @@ async fn a_restart_request_restarts_the_tasks_that_run_here() {
 
 /// The next answer of a call into the connector, handed to the loop.
 async fn answer(h: &mut Harness) {
-    let answer = h.engine.answers.recv().await.expect("a connector answer");
+    // Bounded (on the paused clock) so that a missing call fails, not hangs.
+    let answer = tokio::time::timeout(Duration::from_secs(60), h.engine.answers.recv())
+        .await
+        .expect("a connector call answered in time")
+        .expect("a connector answer");
     h.engine.on_answer(answer).await;
 }
 
@@ -1047,7 +1051,10 @@ async fn a_reconfiguration_request_asks_a_connector_running_here() {
     h.engine.on_group(GroupEvent::Joined(Box::new(j))).await;
     answer(&mut h).await;
     h.engine.on_reconfigure(CONNECTOR);
-    let answer = h.engine.answers.recv().await.expect("an answer");
+    let answer = tokio::time::timeout(Duration::from_secs(60), h.engine.answers.recv())
+        .await
+        .expect("the connector was asked")
+        .expect("an answer");
     assert!(matches!(answer.kind, Answered::TaskConfigs(Ok(Some(_)))));
 }
 
