@@ -1372,27 +1372,4 @@ async fn supervise(engine: tokio::task::JoinHandle<()>, shared: Arc<Shared>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use connect_api::ErrorKind;
-
-    /// A task restart sent on to its owner keeps the owner's refusal: a
-    /// 409 (the owner is restarting that task already) stays a 409 the
-    /// user may retry, instead of becoming a 500.
-    #[test]
-    fn an_owners_refusal_keeps_its_status() {
-        let body = br#"{"error_code":409,"message":"Task s-0 is not running on this worker"}"#;
-        let e = owner_refusal("10.0.0.2:8083", 409, body);
-        assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
-        assert_eq!(e.message(), "Task s-0 is not running on this worker");
-        let e = owner_refusal("10.0.0.2:8083", 404, br#"{"message":"gone"}"#);
-        assert!(matches!(e.kind(), ErrorKind::NotFound), "{e:?}");
-        let e = owner_refusal("10.0.0.2:8083", 502, b"bad gateway");
-        assert!(matches!(e.kind(), ErrorKind::Other), "{e:?}");
-        assert!(
-            e.to_string()
-                .contains("10.0.0.2:8083 answered 502: bad gateway"),
-            "{e}"
-        );
-    }
-}
+mod tests;

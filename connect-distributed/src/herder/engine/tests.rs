@@ -6,21 +6,8 @@
 //! exactly, and each test fails if the rule it names is broken.
 
 use super::*;
-use crate::herder::{ConfigTopic, DistributedConfig, DistributedHerder, StatusTopic};
+use crate::herder::tests::{eventually, herder_with_connector, CONNECTOR, GRACEFUL};
 use crate::protocol::{Assignment, ConnectorAssignment};
-use crate::stores::{KafkaConfigLog, KafkaStatusStore};
-use connect_runtime::kafka::memory::MemoryKafka;
-use connect_runtime::kafka::{ClientConfig, KafkaCluster};
-use connect_runtime::offsets::KafkaOffsetStore;
-use connect_runtime::worker::{Plugins, WorkerConfig};
-
-/// The connector every test runs: the testkit's source, whose task never
-/// returns from `stop` (`fault.call`), so how long the worker waits for it
-/// shows in the paused clock.
-const CONNECTOR: &str = "c";
-
-/// `task.shutdown.graceful.timeout.ms` in these workers.
-const GRACEFUL: Duration = Duration::from_secs(5);
 
 struct Harness {
     engine: Engine,
@@ -36,92 +23,7 @@ struct Harness {
 /// A worker whose config topic holds connector [`CONNECTOR`] with one
 /// committed task (hanging in `stop`), and its engine, not in any group.
 async fn harness() -> Harness {
-    let kafka = MemoryKafka::new();
-    let props = ConfigMap::from([
-        ("bootstrap.servers", "memory:9092"),
-        ("group.id", "engine-tests"),
-        ("config.storage.topic", "configs"),
-        ("offset.storage.topic", "offsets"),
-        ("status.storage.topic", "status"),
-        (
-            "key.converter",
-            "org.apache.kafka.connect.storage.StringConverter",
-        ),
-        (
-            "value.converter",
-            "org.apache.kafka.connect.storage.StringConverter",
-        ),
-        ("listeners", "http://127.0.0.1:8083"),
-        (
-            "task.shutdown.graceful.timeout.ms",
-            &GRACEFUL.as_millis().to_string(),
-        ),
-    ]);
-    let worker_config = WorkerConfig::parse(&props).expect("the worker's config");
-    let settings = DistributedConfig::parse(props.iter()).expect("the distributed config");
-    let cluster: Arc<dyn KafkaCluster> = Arc::new(kafka);
-    let client = ClientConfig::new();
-    let timeout = Duration::from_secs(30);
-    let offsets = KafkaOffsetStore::open(cluster.as_ref(), &client, "offsets", 1, 1, timeout)
-        .await
-        .expect("the offsets topic");
-    let status: Arc<dyn StatusTopic> = Arc::new(
-        KafkaStatusStore::open(cluster.as_ref(), &client, "status", 1, 1, "w", timeout)
-            .await
-            .expect("the status topic"),
-    );
-    let configs: Arc<dyn ConfigTopic> = Arc::new(
-        KafkaConfigLog::open(cluster.as_ref(), &client, "configs", 1, timeout)
-            .await
-            .expect("the config topic"),
-    );
-    let props = |pairs: &[(&str, &str)]| -> crate::topics::config::Properties {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), Some(v.to_string())))
-            .collect()
-    };
-    let connector = props(&[
-        ("name", CONNECTOR),
-        ("connector.class", "FaultySource"),
-        ("tasks.max", "1"),
-        ("count", "0"),
-        (connect_testkit::faulty::FAULT_CALL, "SourceTask::stop"),
-        (connect_testkit::faulty::FAULT_KIND, "hang"),
-    ]);
-    let mut task = connector.clone();
-    task.insert(
-        "task.class".into(),
-        Some("connect_testkit.faulty.FaultySource".into()),
-    );
-    configs
-        .write(vec![
-            ConfigRecord::Connector {
-                connector: CONNECTOR.into(),
-                properties: connector,
-            },
-            ConfigRecord::Task {
-                id: TaskId::new(CONNECTOR, 0),
-                properties: task,
-            },
-            ConfigRecord::TasksCommit {
-                connector: CONNECTOR.into(),
-                tasks: 1,
-            },
-        ])
-        .await
-        .expect("the connector's configs written");
-    configs.read_to_end().await.expect("the config topic read");
-    let mut plugins = Plugins::with_builtins();
-    connect_testkit::faulty::register(&mut plugins);
-    let worker = Worker::with_status_store(
-        worker_config,
-        plugins,
-        cluster,
-        Arc::new(offsets),
-        status.clone(),
-    );
-    let herder = DistributedHerder::new(worker, configs, status, settings);
+    let herder = herder_with_connector().await;
     let shared = herder.shared.clone();
     let (events_tx, events) = mpsc::unbounded_channel();
     let (reconfigure_tx, reconfigure) = mpsc::unbounded_channel();
@@ -563,15 +465,6 @@ async fn new_task_configs_stop_the_old_tasks_until_the_next_round() {
     h.engine.on_config().await;
     assert!(h.engine.rejoins.is_empty(), "{:?}", h.engine.rejoins);
     assert_eq!(running_tasks(&h).await, [TaskId::new(CONNECTOR, 0)]);
-}
-
-/// Polls (on the paused clock) until `check` holds, for at most a minute.
-async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !check().await {
-        assert!(Instant::now() < deadline, "never: {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// The connector's and its task's states as this worker reports them.

@@ -1,0 +1,580 @@
+//! The distributed herder's REST side one call at a time: a
+//! [`DistributedHerder`] over the in-memory Kafka, not in any group (its
+//! view of the group set by each test), on paused time. The engine's
+//! tests (`engine/tests.rs`) build their worker with the same
+//! [`herder_with_connector`].
+
+use super::*;
+use connect_api::ErrorKind;
+use connect_runtime::kafka::memory::MemoryKafka;
+use connect_runtime::kafka::{ClientConfig, KafkaCluster};
+use connect_runtime::offsets::KafkaOffsetStore;
+
+/// The connector every test runs: the testkit's source, whose task never
+/// returns from `stop` (`fault.call`), so how long the worker waits for it
+/// shows in the paused clock.
+pub(super) const CONNECTOR: &str = "c";
+
+/// `task.shutdown.graceful.timeout.ms` in these workers.
+pub(super) const GRACEFUL: Duration = Duration::from_secs(5);
+
+/// A worker whose config topic holds connector [`CONNECTOR`] (the
+/// testkit's faulty source) with one committed task, not in any group.
+pub(super) async fn herder_with_connector() -> DistributedHerder {
+    let kafka = MemoryKafka::new();
+    let props = ConfigMap::from([
+        ("bootstrap.servers", "memory:9092"),
+        ("group.id", "engine-tests"),
+        ("config.storage.topic", "configs"),
+        ("offset.storage.topic", "offsets"),
+        ("status.storage.topic", "status"),
+        (
+            "key.converter",
+            "org.apache.kafka.connect.storage.StringConverter",
+        ),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.storage.StringConverter",
+        ),
+        ("listeners", "http://127.0.0.1:8083"),
+        (
+            "task.shutdown.graceful.timeout.ms",
+            &GRACEFUL.as_millis().to_string(),
+        ),
+    ]);
+    let worker_config = WorkerConfig::parse(&props).expect("the worker's config");
+    let settings = DistributedConfig::parse(props.iter()).expect("the distributed config");
+    let cluster: Arc<dyn KafkaCluster> = Arc::new(kafka);
+    let client = ClientConfig::new();
+    let timeout = Duration::from_secs(30);
+    let offsets = KafkaOffsetStore::open(cluster.as_ref(), &client, "offsets", 1, 1, timeout)
+        .await
+        .expect("the offsets topic");
+    let status: Arc<dyn StatusTopic> = Arc::new(
+        KafkaStatusStore::open(cluster.as_ref(), &client, "status", 1, 1, "w", timeout)
+            .await
+            .expect("the status topic"),
+    );
+    let configs: Arc<dyn ConfigTopic> = Arc::new(
+        KafkaConfigLog::open(cluster.as_ref(), &client, "configs", 1, timeout)
+            .await
+            .expect("the config topic"),
+    );
+    let props = |pairs: &[(&str, &str)]| -> crate::topics::config::Properties {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), Some(v.to_string())))
+            .collect()
+    };
+    let connector = props(&[
+        ("name", CONNECTOR),
+        ("connector.class", "FaultySource"),
+        ("tasks.max", "1"),
+        ("count", "0"),
+        (connect_testkit::faulty::FAULT_CALL, "SourceTask::stop"),
+        (connect_testkit::faulty::FAULT_KIND, "hang"),
+    ]);
+    let mut task = connector.clone();
+    task.insert(
+        "task.class".into(),
+        Some("connect_testkit.faulty.FaultySource".into()),
+    );
+    configs
+        .write(vec![
+            ConfigRecord::Connector {
+                connector: CONNECTOR.into(),
+                properties: connector,
+            },
+            ConfigRecord::Task {
+                id: TaskId::new(CONNECTOR, 0),
+                properties: task,
+            },
+            ConfigRecord::TasksCommit {
+                connector: CONNECTOR.into(),
+                tasks: 1,
+            },
+        ])
+        .await
+        .expect("the connector's configs written");
+    configs.read_to_end().await.expect("the config topic read");
+    let mut plugins = Plugins::with_builtins();
+    connect_testkit::faulty::register(&mut plugins);
+    let worker = Worker::with_status_store(
+        worker_config,
+        plugins,
+        cluster,
+        Arc::new(offsets),
+        status.clone(),
+    );
+    DistributedHerder::new(worker, configs, status, settings)
+}
+
+/// A task restart sent on to its owner keeps the owner's refusal: a
+/// 409 (the owner is restarting that task already) stays a 409 the
+/// user may retry, instead of becoming a 500.
+#[test]
+fn an_owners_refusal_keeps_its_status() {
+    let body = br#"{"error_code":409,"message":"Task s-0 is not running on this worker"}"#;
+    let e = owner_refusal("10.0.0.2:8083", 409, body);
+    assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
+    assert_eq!(e.message(), "Task s-0 is not running on this worker");
+    let e = owner_refusal("10.0.0.2:8083", 404, br#"{"message":"gone"}"#);
+    assert!(matches!(e.kind(), ErrorKind::NotFound), "{e:?}");
+    let e = owner_refusal("10.0.0.2:8083", 502, b"bad gateway");
+    assert!(matches!(e.kind(), ErrorKind::Other), "{e:?}");
+    assert!(
+        e.to_string()
+            .contains("10.0.0.2:8083 answered 502: bad gateway"),
+        "{e}"
+    );
+}
+
+/// Polls (on the paused clock) until `check` holds, for at most a minute.
+pub(super) async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// This worker leads generation 1, with no rebalance under way.
+fn lead(h: &DistributedHerder) {
+    h.shared.set_view(|v| {
+        v.is_leader = true;
+        v.generation = 1;
+        v.rebalancing = false;
+        v.leader_url = Some("http://127.0.0.1:8083/".into());
+    });
+}
+
+fn source(tasks_max: &str) -> ConfigMap {
+    ConfigMap::from([
+        ("connector.class", "FaultySource"),
+        ("tasks.max", tasks_max),
+    ])
+}
+
+fn assert_not_found<T: std::fmt::Debug>(result: Result<T>, what: &str) {
+    let e = result.expect_err(what);
+    assert!(matches!(e.kind(), ErrorKind::NotFound), "{what}: {e:?}");
+}
+
+/// Connector CRUD goes through the config topic: a created connector has
+/// its name in its config and no tasks yet, a second one of the name is a
+/// 409, a paused start writes its target state, a bad config writes
+/// nothing; PUT says whether it created; a deleted connector is gone for
+/// every call.
+#[tokio::test(start_paused = true)]
+async fn connectors_are_created_updated_and_deleted() {
+    let h = herder_with_connector().await;
+    let info = h
+        .create_connector("d", source("1"), TargetState::Started)
+        .await
+        .unwrap();
+    assert_eq!((info.name.as_str(), info.kind.as_str()), ("d", "source"));
+    assert_eq!(info.config.get("name").map(String::as_str), Some("d"));
+    assert!(info.tasks.is_empty());
+    assert_eq!(h.connector_names().await, ["c", "d"]);
+    let e = h
+        .create_connector("d", source("1"), TargetState::Started)
+        .await
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
+
+    h.create_connector("p", source("1"), TargetState::Paused)
+        .await
+        .unwrap();
+    assert_eq!(h.state().target_state("p"), Some(TargetState::Paused));
+    assert_eq!(h.state().target_state("d"), Some(TargetState::Started));
+
+    let bad = ConfigMap::from([("connector.class", "NoSuchConnector")]);
+    assert!(h
+        .create_connector("x", bad.clone(), TargetState::Started)
+        .await
+        .is_err());
+    assert!(h.put_connector_config("x", bad).await.is_err());
+    assert!(!h.connector_names().await.contains(&"x".to_string()));
+
+    let (info, created) = h.put_connector_config("d", source("2")).await.unwrap();
+    assert!(!created);
+    assert_eq!(info.config.get("tasks.max").map(String::as_str), Some("2"));
+    let (info, created) = h.put_connector_config("e", source("1")).await.unwrap();
+    assert!(created);
+    assert_eq!(info.name, "e");
+    assert_eq!(
+        h.connector_info("e")
+            .await
+            .unwrap()
+            .config
+            .get("name")
+            .map(String::as_str),
+        Some("e")
+    );
+
+    h.delete_connector("d").await.unwrap();
+    assert_eq!(h.connector_names().await, ["c", "e", "p"]);
+    assert_not_found(h.delete_connector("d").await, "delete");
+    assert_not_found(h.connector_info("d").await, "info");
+    assert_not_found(h.task_configs("d").await, "task configs");
+    assert_not_found(h.connector_status("d").await, "status");
+    assert_not_found(h.pause("d").await, "pause");
+    assert_not_found(h.connector_topics("d").await, "topics");
+    assert_not_found(h.reset_connector_topics("d").await, "topics reset");
+    assert_not_found(h.connector_offsets("d").await, "offsets");
+    assert_not_found(h.restart_connector("d", false, false).await, "restart");
+}
+
+/// A connector's info and task configs are the committed ones.
+#[tokio::test(start_paused = true)]
+async fn info_and_task_configs_are_the_committed_ones() {
+    let h = herder_with_connector().await;
+    let configs = h.task_configs(CONNECTOR).await.unwrap();
+    assert_eq!(configs.len(), 1);
+    assert_eq!(
+        configs[0].get("task.class").map(String::as_str),
+        Some("connect_testkit.faulty.FaultySource")
+    );
+    let info = h.connector_info(CONNECTOR).await.unwrap();
+    assert_eq!(
+        info.tasks,
+        [TaskRef {
+            connector: CONNECTOR.into(),
+            task: 0
+        }]
+    );
+    assert_eq!(info.kind, "source");
+    assert!(h.connector_topics(CONNECTOR).await.unwrap().is_empty());
+    h.reset_connector_topics(CONNECTOR).await.unwrap();
+}
+
+/// Puts RUNNING for the connector and FAILED for its task, as the status
+/// topic reads them back.
+async fn running_with_a_failed_task(h: &DistributedHerder) {
+    let store = h.shared.worker.status_store();
+    store.put_connector(CONNECTOR, State::Running, None);
+    store.task_state(
+        &TaskId::new(CONNECTOR, 0),
+        State::Failed,
+        Some("boom".into()),
+    );
+    eventually("the statuses read back", async || {
+        h.shared.status.connector_status(CONNECTOR).is_some()
+            && h.shared
+                .status
+                .task_status(&TaskId::new(CONNECTOR, 0))
+                .is_some()
+    })
+    .await;
+}
+
+/// Statuses come from the status topic: none yet is a 404 naming the
+/// connector; then the connector's and each task's state, worker, trace
+/// and the plugin's version.
+#[tokio::test(start_paused = true)]
+async fn statuses_come_from_the_status_topic() {
+    let h = herder_with_connector().await;
+    let e = h.connector_status(CONNECTOR).await.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::NotFound), "{e:?}");
+    assert!(
+        e.to_string().contains("No status found for connector c"),
+        "{e}"
+    );
+    running_with_a_failed_task(&h).await;
+    let s = h.connector_status(CONNECTOR).await.unwrap();
+    assert_eq!((s.name.as_str(), s.kind.as_str()), (CONNECTOR, "source"));
+    assert_eq!(s.connector.state, "RUNNING");
+    assert!(!s.connector.worker_id.is_empty());
+    let version = h.version_of(&source("1"));
+    assert!(!version.is_empty());
+    assert_eq!(s.connector.version, version);
+    assert_eq!(s.tasks.len(), 1);
+    assert_eq!(
+        (s.tasks[0].id, s.tasks[0].state.state.as_str()),
+        (0, "FAILED")
+    );
+    assert_eq!(s.tasks[0].state.trace.as_deref(), Some("boom"));
+    let t = h.task_status(CONNECTOR, 0).await.unwrap();
+    assert_eq!(t.state.state, "FAILED");
+    let e = h.task_status(CONNECTOR, 1).await.unwrap_err();
+    assert!(
+        e.to_string().contains("No status found for task c-1"),
+        "{e}"
+    );
+    // Without a status, a unit reads UNASSIGNED with the plugin's version.
+    let unassigned = h.state_info(None, "1.2");
+    assert_eq!(
+        (unassigned.state.as_str(), unassigned.version.as_str()),
+        ("UNASSIGNED", "1.2")
+    );
+}
+
+/// Pause, resume and stop write the target state; stop writes an empty
+/// task set first (KIP-875).
+#[tokio::test(start_paused = true)]
+async fn target_states_are_written() {
+    let h = herder_with_connector().await;
+    h.pause(CONNECTOR).await.unwrap();
+    assert_eq!(h.state().target_state(CONNECTOR), Some(TargetState::Paused));
+    assert_eq!(h.state().task_count(CONNECTOR), Some(1));
+    h.resume(CONNECTOR).await.unwrap();
+    assert_eq!(
+        h.state().target_state(CONNECTOR),
+        Some(TargetState::Started)
+    );
+    h.stop(CONNECTOR).await.unwrap();
+    assert_eq!(
+        h.state().target_state(CONNECTOR),
+        Some(TargetState::Stopped)
+    );
+    assert_eq!(h.state().task_count(CONNECTOR), Some(0));
+}
+
+/// A restart writes Kafka's restart request and answers the plan: what
+/// will restart shows RESTARTING (all, or only the failed with
+/// onlyFailed; tasks only with includeTasks).
+#[tokio::test(start_paused = true)]
+async fn a_restart_answers_its_plan_and_writes_the_request() {
+    let h = herder_with_connector().await;
+    running_with_a_failed_task(&h).await;
+    let mut requests = h.shared.configs.restart_requests();
+    for (include_tasks, only_failed, connector, task) in [
+        (true, true, "RUNNING", "RESTARTING"),
+        (false, false, "RESTARTING", "FAILED"),
+        (true, false, "RESTARTING", "RESTARTING"),
+        (false, true, "RUNNING", "FAILED"),
+    ] {
+        let plan = h
+            .restart_connector(CONNECTOR, include_tasks, only_failed)
+            .await
+            .unwrap();
+        let case = format!("includeTasks={include_tasks} onlyFailed={only_failed}");
+        assert_eq!(plan.connector.state, connector, "{case}");
+        assert_eq!(plan.tasks[0].state.state, task, "{case}");
+        let request = requests.recv().await.expect("the request read back");
+        assert_eq!(
+            (
+                request.connector.as_str(),
+                request.include_tasks,
+                request.only_failed
+            ),
+            (CONNECTOR, include_tasks, only_failed),
+            "{case}"
+        );
+    }
+}
+
+/// Offsets change only for a STOPPED connector (Kafka's message
+/// otherwise), and only once no rebalance is under way and the last round
+/// placed none of its tasks (409 after waiting `REBALANCE_WAIT`).
+#[tokio::test(start_paused = true)]
+async fn offsets_change_only_when_stopped_and_settled() {
+    let h = herder_with_connector().await;
+    let e = h.reset_connector_offsets(CONNECTOR).await.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Config { .. }), "{e:?}");
+    assert!(
+        e.to_string().contains("must be in the STOPPED state"),
+        "{e}"
+    );
+    h.stop(CONNECTOR).await.unwrap();
+    // A rebalance under way (a herder that has not joined yet).
+    let at = tokio::time::Instant::now();
+    let e = h.reset_connector_offsets(CONNECTOR).await.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
+    assert!(at.elapsed() >= REBALANCE_WAIT, "waited {:?}", at.elapsed());
+    lead(&h);
+    h.shared.set_placed(BTreeSet::from([CONNECTOR.to_string()]));
+    let e = h
+        .alter_connector_offsets(CONNECTOR, Vec::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
+    h.shared.set_placed(BTreeSet::from(["other".to_string()]));
+    let done = h.reset_connector_offsets(CONNECTOR).await.unwrap();
+    assert!(done.contains("reset"), "{done}");
+    assert!(h
+        .connector_offsets(CONNECTOR)
+        .await
+        .unwrap()
+        .offsets
+        .is_empty());
+}
+
+/// Who takes a write (the REST layer forwards by it), and the view's
+/// getters.
+#[tokio::test(start_paused = true)]
+async fn writes_go_to_the_leader_the_view_knows() {
+    let h = herder_with_connector().await;
+    assert!(matches!(h.leader_writes(), RequestOwner::Unknown));
+    assert!(!h.is_leader());
+    assert_eq!((h.leader_url(), h.generation()), (None, -1));
+    h.shared
+        .set_view(|v| v.leader_url = Some("http://10.0.0.9:8083/".into()));
+    assert!(matches!(h.leader_writes(), RequestOwner::Leader(u) if u == "http://10.0.0.9:8083/"));
+    lead(&h);
+    assert!(matches!(h.leader_writes(), RequestOwner::Here));
+    assert!(h.is_leader());
+    assert_eq!(h.generation(), 1);
+    assert_eq!(h.leader_url().as_deref(), Some("http://127.0.0.1:8083/"));
+    assert_eq!(h.worker_id(), h.shared.worker.worker_id());
+    assert!(!h.worker_id().is_empty());
+    assert!(std::ptr::eq(h.config(), h.shared.worker.config()));
+    assert!(std::ptr::eq(h.plugins(), h.shared.worker.plugins()));
+    assert!(h.metrics().is_some());
+    let (class, reports) = h.validate(&source("1")).unwrap();
+    assert_eq!(class, "connect_testkit.faulty.FaultySource");
+    assert!(!reports.is_empty());
+}
+
+/// Task configs sent to the leader (the internal request): refused 409
+/// by a worker that neither leads nor knows the leader, and by a leader
+/// without a session key; 400 unsigned, 403 badly signed; written when
+/// signed; 404 for an unknown connector; a follower asked not to forward
+/// refuses with the leader's URL.
+#[tokio::test(start_paused = true)]
+async fn task_configs_from_another_worker_are_checked_then_written() {
+    let h = herder_with_connector().await;
+    let configs = [ConfigMap::from([("k", "v")])];
+    let body = internal::task_configs_body(&configs);
+    let e = h
+        .take_task_configs(CONNECTOR, &body, None, None)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, InternalRequestError::NotLeader(None)), "{e:?}");
+    assert_eq!(e.status(), 409);
+    lead(&h);
+    let e = h
+        .take_task_configs(CONNECTOR, &body, None, None)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, InternalRequestError::NoSessionKey), "{e:?}");
+    assert_eq!(e.status(), 409);
+
+    h.shared.rotate_session_key(&h.state()).await.unwrap();
+    let key = h.state().session_key().cloned().expect("a session key");
+    let at = h.state().offset();
+    h.shared.rotate_session_key(&h.state()).await.unwrap();
+    assert_eq!(h.state().offset(), at, "a fresh key is kept");
+
+    let e = h
+        .take_task_configs(CONNECTOR, &body, None, None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.status(), 400, "{e}");
+    let forged = Some((internal::HMAC_SHA256, "c2lnbmF0dXJl"));
+    let e = h
+        .take_task_configs(CONNECTOR, &body, forged, None)
+        .await
+        .unwrap_err();
+    assert_eq!(e.status(), 403, "{e}");
+    let signature = internal::sign(&key, &body);
+    let signed = Some((internal::HMAC_SHA256, signature.as_str()));
+    h.take_task_configs(CONNECTOR, &body, signed, None)
+        .await
+        .unwrap();
+    assert_eq!(h.task_configs(CONNECTOR).await.unwrap(), configs);
+    let refusal = h
+        .accept_task_configs("nope", &body, signed, None)
+        .await
+        .unwrap_err();
+    assert_eq!(refusal.status, 404, "{refusal:?}");
+    assert!(
+        refusal.message.contains("Connector nope not found"),
+        "{refusal:?}"
+    );
+
+    h.shared.set_view(|v| v.is_leader = false);
+    let e = h
+        .take_task_configs(CONNECTOR, &body, signed, Some(false))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, InternalRequestError::NotLeader(Some(u)) if u == "http://127.0.0.1:8083/"),
+        "{e:?}"
+    );
+}
+
+/// The HTTP status of each refusal, as Kafka answers.
+#[test]
+fn internal_refusals_have_kafkas_statuses() {
+    use internal::SignatureError;
+    let cases = [
+        (InternalRequestError::NotLeader(None), 409),
+        (InternalRequestError::NoSessionKey, 409),
+        (
+            InternalRequestError::Leader {
+                leader: "l".into(),
+                status: 502,
+                message: String::new(),
+            },
+            502,
+        ),
+        (
+            InternalRequestError::Signature(SignatureError::Invalid),
+            403,
+        ),
+        (
+            InternalRequestError::Signature(SignatureError::Missing),
+            400,
+        ),
+        (InternalRequestError::Failed(not_found("c")), 404),
+        (
+            InternalRequestError::Failed(ConnectError::config("k", "bad")),
+            400,
+        ),
+        (
+            InternalRequestError::Failed(ConnectError::conflict("busy")),
+            409,
+        ),
+        (
+            InternalRequestError::Failed(ConnectError::other("broken")),
+            500,
+        ),
+    ];
+    for (e, status) in cases {
+        let message = e.to_string();
+        let refusal = e.refusal();
+        assert_eq!(refusal.status, status, "{message}");
+        assert_eq!(refusal.message, message);
+    }
+}
+
+/// A task restart: a task the connector does not have is a 404; one that
+/// runs nowhere known (or, by a stale status, on this worker) is Kafka's
+/// 409 after waiting for the rebalance.
+#[tokio::test(start_paused = true)]
+async fn a_task_restart_that_cannot_happen_says_why() {
+    let h = herder_with_connector().await;
+    *h.shared.url.lock().unwrap() = "http://127.0.0.1:8083/".into();
+    assert_not_found(h.restart_task(CONNECTOR, 5).await, "no such task");
+    let e = h.restart_task_here(CONNECTOR, 0).await.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
+    let at = tokio::time::Instant::now();
+    let e = h.restart_task(CONNECTOR, 0).await.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
+    assert!(at.elapsed() >= REBALANCE_WAIT, "waited {:?}", at.elapsed());
+    assert!(
+        e.to_string()
+            .contains("Task c-0 is not running on this worker"),
+        "{e}"
+    );
+}
+
+#[test]
+fn names_are_one_url_segment_and_null_values_are_unset() {
+    assert_eq!(url_segment("a b/c%d-e_f.g~h"), "a%20b%2Fc%25d-e_f.g~h");
+    let props: Properties = [
+        ("a".to_string(), Some("1".to_string())),
+        ("b".to_string(), None),
+    ]
+    .into_iter()
+    .collect();
+    let map = properties_to_map(&props);
+    assert_eq!(map, ConfigMap::from([("a", "1")]));
+    assert_eq!(
+        map_to_properties(&map),
+        [("a".to_string(), Some("1".to_string()))]
+            .into_iter()
+            .collect::<Properties>()
+    );
+}
