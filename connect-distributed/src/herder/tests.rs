@@ -21,7 +21,12 @@ pub(super) const GRACEFUL: Duration = Duration::from_secs(5);
 /// A worker whose config topic holds connector [`CONNECTOR`] (the
 /// testkit's faulty source) with one committed task, not in any group.
 pub(super) async fn herder_with_connector() -> DistributedHerder {
-    let kafka = MemoryKafka::new();
+    herder_with_connector_on(MemoryKafka::new()).await
+}
+
+/// [`herder_with_connector`] on `kafka` (a test keeps a handle to inject
+/// faults).
+pub(super) async fn herder_with_connector_on(kafka: MemoryKafka) -> DistributedHerder {
     let props = ConfigMap::from([
         ("bootstrap.servers", "memory:9092"),
         ("group.id", "engine-tests"),

@@ -6,8 +6,11 @@
 //! exactly, and each test fails if the rule it names is broken.
 
 use super::*;
-use crate::herder::tests::{eventually, herder_with_connector, CONNECTOR, GRACEFUL};
+use crate::herder::tests::{
+    eventually, herder_with_connector, herder_with_connector_on, CONNECTOR, GRACEFUL,
+};
 use crate::protocol::{Assignment, ConnectorAssignment};
+use connect_runtime::kafka::memory::{FaultKind, MemoryKafka};
 
 struct Harness {
     engine: Engine,
@@ -23,7 +26,11 @@ struct Harness {
 /// A worker whose config topic holds connector [`CONNECTOR`] with one
 /// committed task (hanging in `stop`), and its engine, not in any group.
 async fn harness() -> Harness {
-    let herder = herder_with_connector().await;
+    harness_for(herder_with_connector().await)
+}
+
+/// The engine of `herder`, not in any group.
+fn harness_for(herder: crate::herder::DistributedHerder) -> Harness {
     let shared = herder.shared.clone();
     let (events_tx, events) = mpsc::unbounded_channel();
     let (reconfigure_tx, reconfigure) = mpsc::unbounded_channel();
@@ -979,4 +986,23 @@ async fn stop_all_stops_every_unit() {
     assert!(running_tasks(&h).await.is_empty());
     assert!(h.engine.started.tasks.is_empty());
     assert!(h.engine.started.connectors.is_empty());
+}
+
+/// The leader whose own write of task configs fails keeps them and tries
+/// again `PUBLISH_RETRY` later.
+#[tokio::test(start_paused = true)]
+async fn a_leader_whose_write_fails_tries_again_later() {
+    let kafka = MemoryKafka::new();
+    let herder = herder_with_connector_on(kafka.clone()).await;
+    let mut h = harness_for(herder);
+    let mut j = assignment(&h, 1, vec![-1]);
+    j.is_leader = true;
+    h.engine.on_group(GroupEvent::Joined(Box::new(j))).await;
+    answer(&mut h).await;
+    let configs = vec![ConfigMap::from([("k", "v")])];
+    kafka.fail_next_produce(100, FaultKind::Fatal);
+    let state = h.shared.configs.state();
+    h.engine.publish(CONNECTOR, configs.clone(), &state).await;
+    assert_eq!(h.engine.unpublished.get(CONNECTOR), Some(&configs));
+    assert_eq!(h.engine.retry_at, Some(Instant::now() + PUBLISH_RETRY));
 }
