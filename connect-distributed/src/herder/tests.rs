@@ -9,6 +9,7 @@ use connect_api::ErrorKind;
 use connect_runtime::kafka::memory::MemoryKafka;
 use connect_runtime::kafka::{ClientConfig, KafkaCluster};
 use connect_runtime::offsets::KafkaOffsetStore;
+use connect_runtime::source::ZombieFencing;
 
 /// The connector every test runs: the testkit's source, whose task never
 /// returns from `stop` (`fault.call`), so how long the worker waits for it
@@ -582,4 +583,113 @@ fn names_are_one_url_segment_and_null_values_are_unset() {
             .into_iter()
             .collect::<Properties>()
     );
+}
+
+/// Writes `records` to the config topic and reads them back.
+async fn write(h: &DistributedHerder, records: Vec<ConfigRecord>) {
+    h.shared
+        .configs
+        .write(records)
+        .await
+        .expect("records written");
+    h.shared.configs.read_to_end().await.expect("read back");
+}
+
+/// Zombie fencing (KIP-618) is the leader's: refused elsewhere with the
+/// leader's URL, 404 for an unknown connector, 400 for a sink; a first
+/// exactly-once start records the task count, after which nothing is
+/// pending; a connector that had two tasks has both producers fenced
+/// before the new count is written.
+#[tokio::test(start_paused = true)]
+async fn the_leader_fences_zombies_and_records_the_task_count() {
+    let h = herder_with_connector().await;
+    let e = h.shared.fence_zombies(CONNECTOR).await.unwrap_err();
+    assert!(matches!(e, InternalRequestError::NotLeader(None)), "{e:?}");
+    lead(&h);
+    let e = h.shared.fence_zombies("nope").await.unwrap_err();
+    assert_eq!(e.status(), 404, "{e}");
+    let sink = ConfigMap::from([("connector.class", "FaultySink"), ("topics", "t")]);
+    h.create_connector("s", sink, TargetState::Started)
+        .await
+        .unwrap();
+    let e = h.shared.fence_zombies("s").await.unwrap_err();
+    assert_eq!(e.status(), 400, "{e}");
+    assert!(
+        e.to_string()
+            .contains("Connector s is not a source connector"),
+        "{e}"
+    );
+
+    assert!(h.state().is_pending_fencing(CONNECTOR));
+    assert_eq!(h.state().task_count_record(CONNECTOR), None);
+    h.shared.fence_zombies(CONNECTOR).await.unwrap();
+    h.shared.configs.read_to_end().await.unwrap();
+    assert_eq!(h.state().task_count_record(CONNECTOR), Some(1));
+    assert!(!h.state().is_pending_fencing(CONNECTOR));
+    let at = h.state().offset();
+    h.shared.fence_zombies(CONNECTOR).await.unwrap();
+    assert_eq!(h.state().offset(), at, "nothing pending: nothing written");
+
+    // Two tasks recorded, then a new commit of one.
+    let task = h
+        .state()
+        .task_config(&TaskId::new(CONNECTOR, 0))
+        .cloned()
+        .unwrap();
+    write(
+        &h,
+        vec![
+            ConfigRecord::TaskCount {
+                connector: CONNECTOR.into(),
+                task_count: 2,
+            },
+            ConfigRecord::Task {
+                id: TaskId::new(CONNECTOR, 0),
+                properties: task,
+            },
+            ConfigRecord::TasksCommit {
+                connector: CONNECTOR.into(),
+                tasks: 1,
+            },
+        ],
+    )
+    .await;
+    assert!(h.state().is_pending_fencing(CONNECTOR));
+    h.shared.fence_zombies(CONNECTOR).await.unwrap();
+    h.shared.configs.read_to_end().await.unwrap();
+    assert_eq!(h.state().task_count_record(CONNECTOR), Some(1));
+}
+
+/// A task about to start with exactly-once support checks that its task
+/// configs are still the newest and that it is still assigned here.
+#[tokio::test(start_paused = true)]
+async fn an_exactly_once_task_starts_only_if_current_and_still_here() {
+    let h = herder_with_connector().await;
+    let fencing = fencing::HerderFencing(Arc::downgrade(&h.shared));
+    let id = TaskId::new(CONNECTOR, 0);
+    let generation = h
+        .state()
+        .task_config_generation(CONNECTOR)
+        .map_or(-1, i64::from);
+    let e = fencing.verify(&id, generation).await.unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("already been revoked from this worker"),
+        "{e}"
+    );
+    h.shared.owned_tasks.lock().unwrap().insert(id.clone());
+    fencing.verify(&id, generation).await.unwrap();
+    let e = fencing.verify(&id, generation - 1).await.unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("already generated a new set of task configs"),
+        "{e}"
+    );
+    // Asking for fencing with no leader known is retriable; as the
+    // leader, it is done here and answers the generation.
+    let e = fencing.fence(&id).await.unwrap_err();
+    assert!(e.is_retriable(), "{e:?}");
+    lead(&h);
+    assert_eq!(fencing.fence(&id).await.unwrap(), generation);
+    assert_eq!(h.state().task_count_record(CONNECTOR), Some(1));
 }
