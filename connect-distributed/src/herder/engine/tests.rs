@@ -982,7 +982,10 @@ async fn a_stopped_connector_without_tasks_needs_no_clearing() {
 async fn stop_all_stops_every_unit() {
     let mut h = harness().await;
     running(&mut h).await;
+    let at = Instant::now();
     h.engine.stop_all().await;
+    // The task hangs in `stop`: it is given the graceful timeout first.
+    assert!(at.elapsed() >= GRACEFUL, "aborted after {:?}", at.elapsed());
     assert!(running_tasks(&h).await.is_empty());
     assert!(h.engine.started.tasks.is_empty());
     assert!(h.engine.started.connectors.is_empty());
