@@ -10,6 +10,7 @@ use connect_runtime::kafka::memory::MemoryKafka;
 use connect_runtime::kafka::{ClientConfig, KafkaCluster};
 use connect_runtime::offsets::KafkaOffsetStore;
 use connect_runtime::source::ZombieFencing;
+use connect_runtime::status::StatusListener as _;
 
 /// The connector every test runs: the testkit's source, whose task never
 /// returns from `stop` (`fault.call`), so how long the worker waits for it
@@ -692,4 +693,298 @@ async fn an_exactly_once_task_starts_only_if_current_and_still_here() {
     lead(&h);
     assert_eq!(fencing.fence(&id).await.unwrap(), generation);
     assert_eq!(h.state().task_count_record(CONNECTOR), Some(1));
+}
+
+/// The herder's side of the group: before a JoinGroup it waits for the
+/// loop to finish what it was told (the barrier), then offers its URL and
+/// config offset; as the leader it deals the config topic's work out
+/// (incremental and eager) and notes the connectors whose tasks it placed.
+#[tokio::test(start_paused = true)]
+async fn the_leader_deals_out_the_config_topics_work() {
+    use crate::group::RoundMember;
+    use crate::protocol::{Assignment, WorkerMetadata};
+    let h = herder_with_connector().await;
+    // A connector without committed tasks: nothing of it is placed.
+    h.create_connector("d", source("1"), TargetState::Started)
+        .await
+        .unwrap();
+    let url = "http://127.0.0.1:8083/";
+    *h.shared.url.lock().unwrap() = url.into();
+    let (barrier, mut barriers) = mpsc::unbounded_channel();
+    let coordination = Coordination {
+        shared: h.shared.clone(),
+        assignor: Mutex::new(AssignorState::default()),
+        barrier,
+    };
+    let answered = tokio::spawn(async move {
+        let done: engine::Barrier = barriers.recv().await.expect("a barrier");
+        done.send(()).expect("the member waits");
+    });
+    let offered = coordination.worker_state().await.unwrap();
+    answered.await.unwrap();
+    let offset = h.state().offset();
+    assert_eq!((offered.url.as_str(), offered.config_offset), (url, offset));
+
+    for protocol in [SubProtocol::Sessioned, SubProtocol::Eager] {
+        h.shared.set_placed(BTreeSet::new());
+        let round = LeaderRound {
+            generation: 1,
+            leader_id: "m".into(),
+            protocol,
+            last_completed_generation: -1,
+            members: vec![RoundMember {
+                id: "m".into(),
+                metadata: WorkerMetadata::new(protocol, url, offset, None),
+                raw: Default::default(),
+            }],
+        };
+        let out = coordination.assign(&round).await.unwrap();
+        let a = Assignment::decode(&out["m"]).unwrap();
+        assert_eq!(a.version, protocol.version(), "{protocol:?}");
+        assert_eq!(a.config_offset, offset, "{protocol:?}");
+        let c: Vec<i32> = a
+            .assigned
+            .iter()
+            .filter(|c| c.connector == CONNECTOR)
+            .flat_map(|c| c.tasks.iter().copied())
+            .collect();
+        assert!(c.contains(&-1) && c.contains(&0), "{protocol:?}: {a:?}");
+        assert!(h.shared.placed(CONNECTOR), "{protocol:?}");
+        assert!(!h.shared.placed("d"), "{protocol:?}");
+    }
+}
+
+/// What a [`fake_worker`] was asked: each request's head (request line
+/// and headers, lower-cased).
+type Requests = Arc<Mutex<Vec<String>>>;
+
+/// Another worker's REST API as far as a request sent on to it needs:
+/// every request answered `status` with `body`. Real sockets: the tests
+/// that use it run on the real clock (a paused one would advance past the
+/// client's timeout while the socket is idle).
+async fn fake_worker(status: u16, body: &'static str) -> (String, Requests) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let requests = Requests::default();
+    let noted = requests.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let noted = noted.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let head = loop {
+                    match stream.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break String::from_utf8_lossy(&buf[..end]).to_lowercase();
+                    }
+                };
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                let body_start = head.len() + 4;
+                while buf.len() < body_start + length {
+                    match stream.read(&mut chunk).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                noted.lock().unwrap().push(head);
+                let reply = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    (format!("http://{addr}/"), requests)
+}
+
+/// The request lines a fake worker saw.
+fn request_lines(requests: &Requests) -> Vec<String> {
+    let seen = requests.lock().unwrap();
+    seen.iter()
+        .map(|h| h.lines().next().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// A follower hands task configs to the leader's REST API, signed once
+/// there is a session key; a refusal is a retriable error naming the
+/// leader and its answer; no known leader is retriable too.
+#[tokio::test]
+async fn a_follower_hands_task_configs_to_the_leader_signed() {
+    let h = herder_with_connector().await;
+    let configs = [ConfigMap::from([("k", "v")])];
+    let e = h
+        .shared
+        .hand_to_leader(CONNECTOR, &configs)
+        .await
+        .unwrap_err();
+    assert!(
+        e.is_retriable() && e.to_string().contains("no leader is known"),
+        "{e}"
+    );
+
+    let (leader, requests) = fake_worker(204, "").await;
+    h.shared.set_view(|v| v.leader_url = Some(leader.clone()));
+    h.shared.hand_to_leader(CONNECTOR, &configs).await.unwrap();
+    assert_eq!(
+        request_lines(&requests),
+        ["post /connectors/c/tasks?forward=true http/1.1"]
+    );
+    assert!(!requests.lock().unwrap()[0].contains("x-connect-authorization"));
+
+    lead(&h);
+    h.shared.rotate_session_key(&h.state()).await.unwrap();
+    h.shared.set_view(|v| {
+        v.is_leader = false;
+        v.leader_url = Some(leader.clone());
+    });
+    h.shared.hand_to_leader(CONNECTOR, &configs).await.unwrap();
+    let head = requests.lock().unwrap()[1].clone();
+    let key = h.state().session_key().cloned().unwrap();
+    let signature = internal::sign(&key, &internal::task_configs_body(&configs));
+    assert!(
+        head.contains(&format!(
+            "x-connect-authorization: {}",
+            signature.to_lowercase()
+        )),
+        "{head}"
+    );
+    assert!(
+        head.contains("x-connect-request-signature-algorithm: hmacsha256"),
+        "{head}"
+    );
+
+    let (refusing, _) = fake_worker(500, r#"{"message":"no"}"#).await;
+    h.shared.set_view(|v| v.leader_url = Some(refusing.clone()));
+    let e = h
+        .shared
+        .hand_to_leader(CONNECTOR, &configs)
+        .await
+        .unwrap_err();
+    assert!(e.is_retriable(), "{e:?}");
+    assert!(
+        e.to_string()
+            .contains(&format!("the leader at {refusing} answered POST")),
+        "{e}"
+    );
+    assert!(e.to_string().contains("with 500"), "{e}");
+}
+
+/// An internal request reaching a follower is checked there and sent on
+/// to the leader: once more (`forward=true`) when it came without
+/// `forward`, as the last hop (`forward=false`) when it came with
+/// `forward=true`; the leader's refusal comes back with its status.
+#[tokio::test]
+async fn a_follower_sends_internal_requests_on_to_the_leader() {
+    let h = herder_with_connector().await;
+    lead(&h);
+    h.shared.rotate_session_key(&h.state()).await.unwrap();
+    let key = h.state().session_key().cloned().unwrap();
+    let body = internal::task_configs_body(&[ConfigMap::from([("k", "v")])]);
+    let signature = internal::sign(&key, &body);
+    let signed = Some((internal::HMAC_SHA256, signature.as_str()));
+    let (leader, requests) = fake_worker(204, "").await;
+    h.shared.set_view(|v| {
+        v.is_leader = false;
+        v.leader_url = Some(leader.clone());
+    });
+    h.take_task_configs(CONNECTOR, &body, signed, None)
+        .await
+        .unwrap();
+    h.take_task_configs(CONNECTOR, &body, signed, Some(true))
+        .await
+        .unwrap();
+    h.fence_zombies(
+        CONNECTOR,
+        &[],
+        Some((internal::HMAC_SHA256, &internal::sign(&key, &[]))),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        request_lines(&requests),
+        [
+            "post /connectors/c/tasks?forward=true http/1.1",
+            "post /connectors/c/tasks?forward=false http/1.1",
+            "put /connectors/c/fence?forward=true http/1.1",
+        ]
+    );
+    let (refusing, _) = fake_worker(409, r#"{"message":"busy"}"#).await;
+    h.shared.set_view(|v| v.leader_url = Some(refusing.clone()));
+    let e = h
+        .take_task_configs(CONNECTOR, &body, signed, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, InternalRequestError::Leader { status: 409, leader, .. } if *leader == refusing),
+        "{e:?}"
+    );
+    assert_eq!(e.status(), 409);
+}
+
+/// A task restart for a task another worker runs (by the status topic)
+/// is sent on to that worker, as the last hop; its 409 stays a 409.
+#[tokio::test]
+async fn a_task_restart_goes_to_the_worker_running_it() {
+    let kafka = MemoryKafka::new();
+    let h = herder_with_connector_on(kafka.clone()).await;
+    *h.shared.url.lock().unwrap() = "http://127.0.0.1:8083/".into();
+    let (owner, requests) = fake_worker(204, "").await;
+    let owner_id = owner.trim_start_matches("http://").trim_end_matches('/');
+    let theirs = KafkaStatusStore::open(
+        &kafka,
+        &ClientConfig::new(),
+        "status",
+        1,
+        1,
+        owner_id,
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    let id = TaskId::new(CONNECTOR, 0);
+    theirs.task_state(&id, State::Running, None);
+    eventually("the owner's status read here", async || {
+        h.shared.status.task_status(&id).is_some()
+    })
+    .await;
+    h.restart_task(CONNECTOR, 0).await.unwrap();
+    assert_eq!(
+        request_lines(&requests),
+        ["post /connectors/c/tasks/0/restart?forward=false http/1.1"]
+    );
+    let (busy, _) = fake_worker(409, r#"{"message":"restarting already"}"#).await;
+    let busy_id = busy.trim_start_matches("http://").trim_end_matches('/');
+    let other = KafkaStatusStore::open(
+        &kafka,
+        &ClientConfig::new(),
+        "status",
+        1,
+        1,
+        busy_id,
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    other.task_state(&id, State::Running, None);
+    eventually("the new owner's status read here", async || {
+        h.shared
+            .status
+            .task_status(&id)
+            .is_some_and(|s| s.worker_id == busy_id)
+    })
+    .await;
+    let e = h.restart_task_once(CONNECTOR, 0).await.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
+    assert_eq!(e.message(), "restarting already");
 }
