@@ -61,6 +61,14 @@ pub(super) struct LeaderWriter {
     fenced: bool,
 }
 
+#[cfg(test)]
+impl LeaderWriter {
+    /// Whether the leader holds the transactional producer now.
+    pub(super) fn holds_producer(&self) -> bool {
+        self.producer.is_some()
+    }
+}
+
 impl Shared {
     /// Whether the leader's writes go through its transactional producer.
     fn fencable_leader_writes(&self) -> bool {

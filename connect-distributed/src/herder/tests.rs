@@ -29,7 +29,12 @@ pub(super) async fn herder_with_connector() -> DistributedHerder {
 /// [`herder_with_connector`] on `kafka` (a test keeps a handle to inject
 /// faults).
 pub(super) async fn herder_with_connector_on(kafka: MemoryKafka) -> DistributedHerder {
-    let props = ConfigMap::from([
+    herder_with(kafka, &[]).await
+}
+
+/// [`herder_with_connector_on`] with `extra` worker properties.
+async fn herder_with(kafka: MemoryKafka, extra: &[(&str, &str)]) -> DistributedHerder {
+    let mut props = ConfigMap::from([
         ("bootstrap.servers", "memory:9092"),
         ("group.id", "engine-tests"),
         ("config.storage.topic", "configs"),
@@ -49,6 +54,7 @@ pub(super) async fn herder_with_connector_on(kafka: MemoryKafka) -> DistributedH
             &GRACEFUL.as_millis().to_string(),
         ),
     ]);
+    props.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let worker_config = WorkerConfig::parse(&props).expect("the worker's config");
     let settings = DistributedConfig::parse(props.iter()).expect("the distributed config");
     let cluster: Arc<dyn KafkaCluster> = Arc::new(kafka);
@@ -987,4 +993,58 @@ async fn a_task_restart_goes_to_the_worker_running_it() {
     let e = h.restart_task_once(CONNECTOR, 0).await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
     assert_eq!(e.message(), "restarting already");
+}
+
+/// With `exactly.once.source.support=enabled` the leader writes through
+/// the cluster's transactional id: a worker that took the id over fences
+/// the old leader, whose writes then fail (retriable, saying why) until
+/// a join makes it leader again; released, the id is taken again at the
+/// next write. Without it, the leader writes plainly.
+#[tokio::test(start_paused = true)]
+async fn an_exactly_once_leaders_writes_are_fenced_by_a_newer_leader() {
+    assert_eq!(leader_transactional_id("g"), "connect-cluster-g");
+    let count = |n| {
+        vec![ConfigRecord::TaskCount {
+            connector: CONNECTOR.into(),
+            task_count: n,
+        }]
+    };
+    let plain = herder_with_connector().await;
+    plain.shared.claim_write_privileges().await.unwrap();
+    assert!(!plain.shared.leader_writer.lock().await.holds_producer());
+    plain.shared.write_as_leader(count(3)).await.unwrap();
+    assert_eq!(plain.state().task_count_record(CONNECTOR), Some(3));
+
+    let h = herder_with(
+        MemoryKafka::new(),
+        &[("exactly.once.source.support", "enabled")],
+    )
+    .await;
+    h.shared.claim_write_privileges().await.unwrap();
+    assert!(h.shared.leader_writer.lock().await.holds_producer());
+    h.shared.write_as_leader(count(1)).await.unwrap();
+    assert_eq!(h.state().task_count_record(CONNECTOR), Some(1));
+
+    let id = leader_transactional_id(h.shared.worker.config().group_id());
+    let newer = h
+        .shared
+        .take_over_transactional_id(&id, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let e = h.shared.write_as_leader(count(2)).await.unwrap_err();
+    assert!(e.is_retriable(), "{e:?}");
+    assert!(e.to_string().contains("a newer leader took over"), "{e}");
+    let e = h.shared.write_as_leader(count(2)).await.unwrap_err();
+    assert!(e.to_string().contains("a newer leader took over"), "{e}");
+    h.shared.configs.read_to_end().await.unwrap();
+    assert_eq!(h.state().task_count_record(CONNECTOR), Some(1));
+    drop(newer);
+
+    h.shared.claim_write_privileges().await.unwrap();
+    h.shared.write_as_leader(count(2)).await.unwrap();
+    assert_eq!(h.state().task_count_record(CONNECTOR), Some(2));
+    h.shared.release_write_privileges().await;
+    assert!(!h.shared.leader_writer.lock().await.holds_producer());
+    h.shared.write_as_leader(count(4)).await.unwrap();
+    assert_eq!(h.state().task_count_record(CONNECTOR), Some(4));
 }
