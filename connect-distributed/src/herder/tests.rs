@@ -1048,3 +1048,58 @@ async fn an_exactly_once_leaders_writes_are_fenced_by_a_newer_leader() {
     h.shared.write_as_leader(count(4)).await.unwrap();
     assert_eq!(h.state().task_count_record(CONNECTOR), Some(4));
 }
+
+/// Through the herder's view of the status topic: the generation and the
+/// plugin version set for a connector go into the statuses written next.
+#[tokio::test(start_paused = true)]
+async fn statuses_carry_the_generation_and_version_set() {
+    let h = herder_with_connector().await;
+    h.shared.status.set_generation(7);
+    h.shared.status.set_version(CONNECTOR, Some("9.9".into()));
+    h.shared
+        .worker
+        .status_store()
+        .put_connector(CONNECTOR, State::Running, None);
+    eventually("the status read back", async || {
+        h.shared.status.connector_status(CONNECTOR).is_some()
+    })
+    .await;
+    let status = h.shared.status.connector_status(CONNECTOR).unwrap();
+    assert_eq!(
+        (status.generation, status.version.as_deref()),
+        (7, Some("9.9"))
+    );
+}
+
+/// Writes by another worker are seen once the herder reads the config
+/// topic to its end: a create of a name another worker just took is 409,
+/// a delete of a connector another worker just created succeeds.
+#[tokio::test(start_paused = true)]
+async fn writes_of_other_workers_are_read_before_deciding() {
+    let kafka = MemoryKafka::new();
+    let h = herder_with_connector_on(kafka.clone()).await;
+    let other = KafkaConfigLog::open(
+        &kafka,
+        &ClientConfig::new(),
+        "configs",
+        1,
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    let properties = map_to_properties(&ConfigMap::from([
+        ("name", "d"),
+        ("connector.class", "FaultySource"),
+    ]));
+    let record = ConfigRecord::Connector {
+        connector: "d".into(),
+        properties,
+    };
+    ConfigTopic::write(&other, vec![record]).await.unwrap();
+    let e = h
+        .create_connector("d", source("1"), TargetState::Started)
+        .await
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
+    h.delete_connector("d").await.unwrap();
+}
