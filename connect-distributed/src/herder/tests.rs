@@ -559,7 +559,9 @@ fn internal_refusals_have_kafkas_statuses() {
 async fn a_task_restart_that_cannot_happen_says_why() {
     let h = herder_with_connector().await;
     *h.shared.url.lock().unwrap() = "http://127.0.0.1:8083/".into();
+    let at = tokio::time::Instant::now();
     assert_not_found(h.restart_task(CONNECTOR, 5).await, "no such task");
+    assert_eq!(at.elapsed(), Duration::ZERO, "a 404 does not wait");
     let e = h.restart_task_here(CONNECTOR, 0).await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
     let at = tokio::time::Instant::now();
