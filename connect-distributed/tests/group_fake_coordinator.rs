@@ -71,6 +71,15 @@ struct Script {
     open: u32,
     /// Connections accepted.
     accepted: u32,
+    /// Advertise only the flexible SyncGroup v5 and LeaveGroup v5, as a
+    /// broker that raised their minimum versions would.
+    flexible_only: bool,
+    /// The protocol type and name of each SyncGroup (v5).
+    sync_protocols: Vec<(Option<String>, Option<String>)>,
+    /// The reason of each member leaving (v5).
+    leave_reasons: Vec<Option<String>>,
+    /// How long each LeaveGroup waits for its answer.
+    leave_delay: Duration,
     /// Close every connection at its next request, and new ones at once.
     refuse: bool,
 }
@@ -114,8 +123,17 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16, num
         let mut r = Reader(&frame);
         let (api, version, corr) = (r.i16(), r.i16(), r.i32());
         let _client_id = r.string();
+        // SyncGroup and LeaveGroup from v4 are flexible: tagged fields end
+        // the request header and start the response's.
+        let flexible = matches!((api, version), (13 | 14, 4..));
+        if flexible {
+            r.skip_tags();
+        }
         let mut w = Writer::default();
         w.i32(corr);
+        if flexible {
+            w.tags();
+        }
         let mut delay = Duration::ZERO;
         {
             let mut s = script.lock().unwrap();
@@ -166,13 +184,18 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16, num
                     }
                 }
                 18 => {
+                    let (sync, leave) = if s.flexible_only {
+                        ((14, 5, 5), (13, 5, 5))
+                    } else {
+                        ((14, 0, 3), (13, 0, 1))
+                    };
                     let apis = [
                         (18, 0, 2),
                         (10, 0, 2),
                         (11, 0, 5),
-                        (14, 0, 3),
+                        sync,
                         (12, 0, 3),
-                        (13, 0, 1),
+                        leave,
                         (17, 0, 1),
                         (36, 0, 1),
                     ];
@@ -232,6 +255,35 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16, num
                             .bytes(&metadata);
                     }
                 }
+                14 if flexible => {
+                    let group = r.compact_string().unwrap_or_default();
+                    s.groups.insert(group);
+                    let _generation = r.i32();
+                    let member = r.compact_string().unwrap_or_default();
+                    let _instance = r.compact_string();
+                    let protocol = (r.compact_string(), r.compact_string());
+                    let mut mine = Vec::new();
+                    for _ in 0..r.compact_len() {
+                        let id = r.compact_string().unwrap();
+                        let bytes = r.compact_bytes();
+                        r.skip_tags();
+                        if id == member {
+                            mine = bytes;
+                        }
+                    }
+                    r.skip_tags();
+                    s.sync_protocols.push(protocol.clone());
+                    let code = s.sync_errors.pop_front().unwrap_or(0);
+                    if code != 0 {
+                        mine.clear();
+                    }
+                    w.i32(0)
+                        .i16(code)
+                        .compact_string(protocol.0.as_deref())
+                        .compact_string(protocol.1.as_deref())
+                        .compact_bytes(&mine)
+                        .tags();
+                }
                 14 => {
                     let group = r.string().unwrap_or_default();
                     s.groups.insert(group);
@@ -272,12 +324,42 @@ async fn serve(mut stream: TcpStream, script: Arc<Mutex<Script>>, port: u16, num
                     }
                     w.i32(0).i16(code);
                 }
+                13 if flexible => {
+                    let group = r.compact_string().unwrap_or_default();
+                    s.groups.insert(group);
+                    let mut members = Vec::new();
+                    for _ in 0..r.compact_len() {
+                        members.push(r.compact_string().unwrap_or_default());
+                        let _instance = r.compact_string();
+                        let reason = if version >= 5 {
+                            r.compact_string()
+                        } else {
+                            None
+                        };
+                        r.skip_tags();
+                        s.leave_reasons.push(reason);
+                    }
+                    r.skip_tags();
+                    w.i32(0).i16(0).uvarint(members.len() as u64 + 1);
+                    for member in &members {
+                        w.compact_string(Some(member))
+                            .compact_string(None)
+                            .i16(0)
+                            .tags();
+                    }
+                    w.tags();
+                    s.leaves.extend(members);
+                    delay = s.leave_delay;
+                }
                 13 => {
                     let group = r.string().unwrap_or_default();
                     s.groups.insert(group);
-                    let member = r.string().unwrap_or_default();
-                    s.leaves.push(member);
-                    w.i32(0).i16(0);
+                    {
+                        let member = r.string().unwrap_or_default();
+                        s.leaves.push(member);
+                        w.i32(0).i16(0);
+                        delay = s.leave_delay;
+                    }
                 }
                 _ => return,
             }
@@ -755,6 +837,66 @@ async fn heartbeats_move_to_a_coordinator_found_again() {
         );
     }
     member.leave().await;
+}
+
+/// A member that leaves for a while (a worker behind the config topic)
+/// sends LeaveGroup with its id, has no generation while out, and joins
+/// again as a new member after the back-off.
+#[tokio::test]
+async fn a_member_that_leaves_for_a_while_joins_again_as_a_new_member() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let addr = fake_coordinator(script.clone()).await;
+    let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    let j = next_joined(&mut events, &mut Vec::new()).await;
+    member.leave_for("behind the config topic", Duration::from_millis(1500));
+    let leaves = until(&script, "no LeaveGroup", |s| {
+        (!s.leaves.is_empty()).then(|| s.leaves.clone())
+    })
+    .await;
+    assert_eq!(leaves, [j.member_id.clone()]);
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while member.status().generation != -1 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still generation {} after leaving",
+            member.status().generation
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let again = next_joined(&mut events, &mut Vec::new()).await;
+    assert_ne!(again.member_id, j.member_id, "a new member");
+    member.leave().await;
+}
+
+/// A broker that takes only the flexible SyncGroup v5 and LeaveGroup v5
+/// (newer brokers raise minimum versions): the member sends its
+/// protocol type and name with SyncGroup and its reason with LeaveGroup,
+/// and waits for the LeaveGroup's answer before it is out.
+#[tokio::test]
+async fn a_broker_taking_only_flexible_versions_is_joined_and_left() {
+    let script = Arc::new(Mutex::new(Script {
+        flexible_only: true,
+        leave_delay: Duration::from_millis(300),
+        ..Script::default()
+    }));
+    let addr = fake_coordinator(script.clone()).await;
+    let (member, mut events) = GroupMember::start(config(&addr), Arc::new(Solo)).unwrap();
+    let j = next_joined(&mut events, &mut Vec::new()).await;
+    assert_eq!(j.owned.connectors(), ["c"]);
+    let started = tokio::time::Instant::now();
+    member.leave().await;
+    let waited = started.elapsed();
+    let s = script.lock().unwrap();
+    assert_eq!(
+        s.sync_protocols,
+        [(Some("connect".to_owned()), Some("sessioned".to_owned()))]
+    );
+    assert_eq!(s.leaves, ["m-1"]);
+    assert_eq!(s.leave_reasons, [Some("the worker is stopping".to_owned())]);
+    assert!(
+        waited >= Duration::from_millis(300),
+        "left after {waited:?}"
+    );
 }
 
 /// A JoinGroup may take as long as the rebalance (the coordinator waits

@@ -1,6 +1,6 @@
 //! Kafka's wire format by hand, for the fake coordinators of the tests:
-//! big-endian integers, length-prefixed strings and bytes (the
-//! non-flexible versions the fakes advertise). A frame that does not
+//! big-endian integers, length-prefixed strings and bytes, and the
+//! flexible versions' varints, compact strings and tagged fields. A frame that does not
 //! parse panics: the peer is our own group member, and a test must fail
 //! loudly when it sends something the fake does not expect.
 
@@ -29,6 +29,41 @@ impl Reader<'_> {
         let n = self.i32();
         self.take(n.max(0) as usize).to_vec()
     }
+    /// An unsigned varint (flexible versions' lengths and tags).
+    pub(crate) fn uvarint(&mut self) -> u64 {
+        let mut value = 0u64;
+        let mut shift = 0;
+        loop {
+            let b = self.take(1)[0];
+            value |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return value;
+            }
+            shift += 7;
+        }
+    }
+    /// A compact (nullable) string: its length plus one as a varint.
+    pub(crate) fn compact_string(&mut self) -> Option<String> {
+        let n = self.uvarint() as usize;
+        (n > 0).then(|| String::from_utf8(self.take(n - 1).to_vec()).unwrap())
+    }
+    /// Compact bytes.
+    pub(crate) fn compact_bytes(&mut self) -> Vec<u8> {
+        let n = self.uvarint() as usize;
+        self.take(n.saturating_sub(1)).to_vec()
+    }
+    /// A compact array's element count.
+    pub(crate) fn compact_len(&mut self) -> usize {
+        (self.uvarint() as usize).saturating_sub(1)
+    }
+    /// Skips a tagged-fields section.
+    pub(crate) fn skip_tags(&mut self) {
+        for _ in 0..self.uvarint() {
+            self.uvarint();
+            let size = self.uvarint() as usize;
+            self.take(size);
+        }
+    }
 }
 
 /// Writes a response body field by field.
@@ -53,6 +88,36 @@ impl Writer {
         self.i32(b.len() as i32);
         self.0.extend_from_slice(b);
         self
+    }
+    /// An unsigned varint.
+    pub(crate) fn uvarint(&mut self, mut v: u64) -> &mut Self {
+        while v >= 0x80 {
+            self.0.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+        self
+    }
+    /// A compact nullable string.
+    pub(crate) fn compact_string(&mut self, s: Option<&str>) -> &mut Self {
+        match s {
+            None => self.uvarint(0),
+            Some(s) => {
+                self.uvarint(s.len() as u64 + 1);
+                self.0.extend_from_slice(s.as_bytes());
+                self
+            }
+        }
+    }
+    /// Compact bytes.
+    pub(crate) fn compact_bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.uvarint(b.len() as u64 + 1);
+        self.0.extend_from_slice(b);
+        self
+    }
+    /// An empty tagged-fields section.
+    pub(crate) fn tags(&mut self) -> &mut Self {
+        self.uvarint(0)
     }
 }
 
