@@ -853,7 +853,7 @@ async fn a_member_that_leaves_for_a_while_joins_again_as_a_new_member() {
         (!s.leaves.is_empty()).then(|| s.leaves.clone())
     })
     .await;
-    assert_eq!(leaves, [j.member_id.clone()]);
+    assert_eq!(leaves, std::slice::from_ref(&j.member_id));
     let deadline = tokio::time::Instant::now() + DEADLINE;
     while member.status().generation != -1 {
         assert!(
