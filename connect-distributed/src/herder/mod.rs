@@ -211,7 +211,9 @@ impl Shared {
     }
 
     fn set_left(&self) {
-        let _ = self.left.send(true);
+        // Stored even when nobody waits yet (`send` drops the value when
+        // there is no receiver): a later `stopped` or `shutdown` must see it.
+        self.left.send_replace(true);
     }
 
     /// Give new task configs of `name` to the leader: written here when
@@ -543,7 +545,9 @@ impl DistributedHerder {
     /// Stop all work (flushing and committing), leave the group and wait
     /// for the loop to end.
     pub async fn shutdown(&self) {
-        let _ = self.stop.send(true);
+        // Stored even if the loop has ended already: the automatic
+        // restarts read it too.
+        self.stop.send_replace(true);
         let mut left = self.shared.left.subscribe();
         let _ = tokio::time::timeout(Duration::from_secs(60), left.wait_for(|l| *l)).await;
     }

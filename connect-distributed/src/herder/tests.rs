@@ -1105,3 +1105,27 @@ async fn writes_of_other_workers_are_read_before_deciding() {
     assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
     h.delete_connector("d").await.unwrap();
 }
+
+/// `stopped` resolves once the herder has left for good, not before.
+#[tokio::test(start_paused = true)]
+async fn stopped_resolves_once_the_herder_has_left() {
+    let h = herder_with_connector().await;
+    let waiting = tokio::time::timeout(Duration::from_secs(5), h.stopped()).await;
+    assert!(waiting.is_err(), "stopped before leaving");
+    h.shared.set_left();
+    tokio::time::timeout(Duration::from_secs(5), h.stopped())
+        .await
+        .expect("stopped after leaving");
+}
+
+/// `shutdown` of a herder whose loop has already left (its member
+/// stopped for good) returns at once instead of waiting out its bound.
+#[tokio::test(start_paused = true)]
+async fn shutdown_after_the_loop_left_returns_at_once() {
+    let h = herder_with_connector().await;
+    h.shared.set_left();
+    let at = tokio::time::Instant::now();
+    h.shutdown().await;
+    assert_eq!(at.elapsed(), Duration::ZERO);
+    assert!(*h.stop.borrow(), "the automatic restarts see the stop");
+}
