@@ -1129,3 +1129,21 @@ async fn shutdown_after_the_loop_left_returns_at_once() {
     assert_eq!(at.elapsed(), Duration::ZERO);
     assert!(*h.stop.borrow(), "the automatic restarts see the stop");
 }
+
+/// `start` advertises the URL with a trailing slash, routes task restarts
+/// to the herder loop and starts it; `shutdown` ends the loop, which
+/// reports it left, even when the group was never reached.
+#[tokio::test]
+async fn start_runs_the_loop_and_shutdown_ends_it() {
+    let h = herder_with_connector().await;
+    assert!(h.shared.task_restarts.get().is_none());
+    h.start("http://127.0.0.1:8083").unwrap();
+    assert_eq!(h.shared.url(), "http://127.0.0.1:8083/");
+    assert!(h.shared.task_restarts.get().is_some());
+    tokio::time::timeout(Duration::from_secs(30), h.shutdown())
+        .await
+        .expect("shut down in time");
+    tokio::time::timeout(Duration::from_secs(5), h.stopped())
+        .await
+        .expect("the loop reported it left");
+}
