@@ -1147,3 +1147,87 @@ async fn start_runs_the_loop_and_shutdown_ends_it() {
         .await
         .expect("the loop reported it left");
 }
+
+/// The errors `exactly.once.support=required` gets in a validation.
+fn exactly_once_errors(h: &DistributedHerder) -> Vec<String> {
+    let mut config = source("1");
+    config.insert("exactly.once.support".into(), "required".into());
+    let (_, reports) = h.validate(&config).unwrap();
+    reports
+        .into_iter()
+        .find(|r| r.name == "exactly.once.support")
+        .map(|r| r.errors)
+        .unwrap_or_default()
+}
+
+/// A worker's own rules go into validation: `exactly.once.support=required`
+/// is refused by a worker without exactly-once source support, and only
+/// for that reason by one with it.
+#[tokio::test(start_paused = true)]
+async fn validation_knows_the_workers_exactly_once_support() {
+    let without = herder_with_connector().await;
+    let refused = "This worker does not have exactly-once source support enabled.";
+    assert!(
+        exactly_once_errors(&without).iter().any(|e| e == refused),
+        "{:?}",
+        exactly_once_errors(&without)
+    );
+    let with = herder_with(
+        MemoryKafka::new(),
+        &[("exactly.once.source.support", "enabled")],
+    )
+    .await;
+    assert!(
+        !exactly_once_errors(&with).iter().any(|e| e == refused),
+        "{:?}",
+        exactly_once_errors(&with)
+    );
+}
+
+/// The Kafka cluster id the worker reports (`GET /`).
+#[tokio::test(start_paused = true)]
+async fn the_cluster_id_is_the_kafka_clusters() {
+    let kafka = MemoryKafka::new();
+    let h = herder_with_connector_on(kafka.clone()).await;
+    assert_eq!(
+        h.kafka_cluster_id().await.as_deref(),
+        Some(kafka.cluster_id())
+    );
+}
+
+/// A connector without tasks that is not STOPPED may not have its offsets
+/// changed either: both conditions hold, not one.
+#[tokio::test(start_paused = true)]
+async fn offsets_need_the_stopped_target_not_only_no_tasks() {
+    let h = herder_with_connector().await;
+    lead(&h);
+    h.create_connector("d", source("1"), TargetState::Started)
+        .await
+        .unwrap();
+    assert_eq!(h.state().task_count("d").unwrap_or(0), 0);
+    let e = h.reset_connector_offsets("d").await.unwrap_err();
+    assert!(
+        e.to_string().contains("must be in the STOPPED state"),
+        "{e}"
+    );
+}
+
+/// A herder loop that dies (a panic: a bug of ours) stops every unit of
+/// the worker and reports the herder stopped; one that left by itself
+/// is left alone.
+#[tokio::test(start_paused = true)]
+async fn a_dead_herder_loop_stops_the_worker() {
+    let h = herder_with_connector().await;
+    let ended = tokio::spawn(async {});
+    supervise(ended, h.shared.clone()).await;
+    let left = tokio::time::timeout(Duration::from_secs(1), h.stopped()).await;
+    assert!(
+        left.is_err(),
+        "a loop that ended by itself reports its own leave"
+    );
+    let died = tokio::spawn(async { panic!("a bug") });
+    supervise(died, h.shared.clone()).await;
+    tokio::time::timeout(Duration::from_secs(1), h.stopped())
+        .await
+        .expect("reported stopped");
+}
