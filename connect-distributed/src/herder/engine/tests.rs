@@ -1009,3 +1009,40 @@ async fn a_leader_whose_write_fails_tries_again_later() {
     assert_eq!(h.engine.unpublished.get(CONNECTOR), Some(&configs));
     assert_eq!(h.engine.retry_at, Some(Instant::now() + PUBLISH_RETRY));
 }
+
+/// What a running source produced shows through the herder: the topics
+/// it wrote to (KIP-558), cleared on request, and its committed offsets.
+#[tokio::test(start_paused = true)]
+async fn a_running_sources_topics_and_offsets_show_through_the_herder() {
+    use connect_runtime::herder::Herder as _;
+    let mut h = harness().await;
+    let mut records = new_task_configs(&h);
+    if let ConfigRecord::Task { properties, .. } = &mut records[0] {
+        properties.insert("count".into(), Some("3".into()));
+    }
+    write(&h, records).await;
+    let event = joined(&h, 1);
+    h.engine.on_group(event).await;
+    let herder = crate::herder::DistributedHerder {
+        shared: h.shared.clone(),
+        stop: Arc::new(watch::channel(false).0),
+    };
+    eventually("the topic tracked", async || {
+        herder.connector_topics(CONNECTOR).await.unwrap() == ["faulty"]
+    })
+    .await;
+    eventually("offsets committed", async || {
+        !herder
+            .connector_offsets(CONNECTOR)
+            .await
+            .unwrap()
+            .offsets
+            .is_empty()
+    })
+    .await;
+    herder.reset_connector_topics(CONNECTOR).await.unwrap();
+    eventually("the topics cleared", async || {
+        herder.connector_topics(CONNECTOR).await.unwrap().is_empty()
+    })
+    .await;
+}
