@@ -940,6 +940,31 @@ async fn a_follower_sends_internal_requests_on_to_the_leader() {
     assert_eq!(e.status(), 409);
 }
 
+/// Another worker, at `url`, reports task `id` RUNNING in the status
+/// topic, and `h` reads it.
+async fn runs_on(kafka: &MemoryKafka, h: &DistributedHerder, id: &TaskId, url: &str) {
+    let worker_id = url.trim_start_matches("http://").trim_end_matches('/');
+    let theirs = KafkaStatusStore::open(
+        kafka,
+        &ClientConfig::new(),
+        "status",
+        1,
+        1,
+        worker_id,
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    theirs.task_state(id, State::Running, None);
+    eventually("their status read here", async || {
+        h.shared
+            .status
+            .task_status(id)
+            .is_some_and(|s| s.worker_id == worker_id)
+    })
+    .await;
+}
+
 /// A task restart for a task another worker runs (by the status topic)
 /// is sent on to that worker, as the last hop; its 409 stays a 409.
 #[tokio::test]
@@ -947,51 +972,16 @@ async fn a_task_restart_goes_to_the_worker_running_it() {
     let kafka = MemoryKafka::new();
     let h = herder_with_connector_on(kafka.clone()).await;
     *h.shared.url.lock().unwrap() = "http://127.0.0.1:8083/".into();
-    let (owner, requests) = fake_worker(204, "").await;
-    let owner_id = owner.trim_start_matches("http://").trim_end_matches('/');
-    let theirs = KafkaStatusStore::open(
-        &kafka,
-        &ClientConfig::new(),
-        "status",
-        1,
-        1,
-        owner_id,
-        Duration::from_secs(30),
-    )
-    .await
-    .unwrap();
     let id = TaskId::new(CONNECTOR, 0);
-    theirs.task_state(&id, State::Running, None);
-    eventually("the owner's status read here", async || {
-        h.shared.status.task_status(&id).is_some()
-    })
-    .await;
+    let (owner, requests) = fake_worker(204, "").await;
+    runs_on(&kafka, &h, &id, &owner).await;
     h.restart_task(CONNECTOR, 0).await.unwrap();
     assert_eq!(
         request_lines(&requests),
         ["post /connectors/c/tasks/0/restart?forward=false http/1.1"]
     );
     let (busy, _) = fake_worker(409, r#"{"message":"restarting already"}"#).await;
-    let busy_id = busy.trim_start_matches("http://").trim_end_matches('/');
-    let other = KafkaStatusStore::open(
-        &kafka,
-        &ClientConfig::new(),
-        "status",
-        1,
-        1,
-        busy_id,
-        Duration::from_secs(30),
-    )
-    .await
-    .unwrap();
-    other.task_state(&id, State::Running, None);
-    eventually("the new owner's status read here", async || {
-        h.shared
-            .status
-            .task_status(&id)
-            .is_some_and(|s| s.worker_id == busy_id)
-    })
-    .await;
+    runs_on(&kafka, &h, &id, &busy).await;
     let e = h.restart_task_once(CONNECTOR, 0).await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Conflict), "{e:?}");
     assert_eq!(e.message(), "restarting already");

@@ -759,6 +759,11 @@ async fn task_configs_the_leader_did_not_take_are_handed_again() {
     );
     let retry_at = h.engine.retry_at.expect("a retry scheduled");
     assert_eq!(retry_at, Instant::now() + PUBLISH_RETRY);
+    // The retry hands them again (in the background): it still runs the
+    // connector.
+    h.engine.retry_publish().await;
+    assert!(h.engine.unpublished.is_empty());
+    assert!(h.engine.publishing.contains(CONNECTOR), "handed again");
 }
 
 /// The leader clears the task configs of a stopped connector (KIP-875: a
@@ -919,24 +924,6 @@ async fn hand_off_answers_schedule_what_waits() {
     h.engine.retry_publish().await;
     assert!(h.engine.unpublished.is_empty());
     assert!(h.engine.publishing.is_empty());
-}
-
-/// A follower retrying a hand-off the leader refused hands the configs
-/// again (in the background), as long as it runs the connector.
-#[tokio::test(start_paused = true)]
-async fn a_follower_retries_a_refused_hand_off() {
-    let mut h = harness().await;
-    reconfigure(&h, "2").await;
-    let mut j = assignment(&h, 1, vec![-1]);
-    j.received.leader_url = "http://127.0.0.1:1/".into();
-    j.owned.leader_url = j.received.leader_url.clone();
-    h.engine.on_group(GroupEvent::Joined(Box::new(j))).await;
-    answer(&mut h).await;
-    answer(&mut h).await;
-    assert!(h.engine.unpublished.contains_key(CONNECTOR));
-    h.engine.retry_publish().await;
-    assert!(h.engine.unpublished.is_empty());
-    assert!(h.engine.publishing.contains(CONNECTOR), "handed again");
 }
 
 /// A reconfiguration request asks the connector for task configs only
