@@ -1130,12 +1130,28 @@ async fn start_runs_the_loop_and_shutdown_ends_it() {
     h.start("http://127.0.0.1:8083").unwrap();
     assert_eq!(h.shared.url(), "http://127.0.0.1:8083/");
     assert!(h.shared.task_restarts.get().is_some());
+    assert!(
+        h.shared.worker.zombie_fencing().is_none(),
+        "no zombie fencing without exactly-once source support"
+    );
     tokio::time::timeout(Duration::from_secs(30), h.shutdown())
         .await
         .expect("shut down in time");
     tokio::time::timeout(Duration::from_secs(5), h.stopped())
         .await
         .expect("the loop reported it left");
+
+    let eos = herder_with(
+        MemoryKafka::new(),
+        &[("exactly.once.source.support", "enabled")],
+    )
+    .await;
+    eos.start("http://127.0.0.1:8083/").unwrap();
+    assert_eq!(eos.shared.url(), "http://127.0.0.1:8083/");
+    assert!(eos.shared.worker.zombie_fencing().is_some());
+    tokio::time::timeout(Duration::from_secs(30), eos.shutdown())
+        .await
+        .expect("shut down in time");
 }
 
 /// The errors `exactly.once.support=required` gets in a validation.
