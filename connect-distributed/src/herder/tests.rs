@@ -298,9 +298,9 @@ async fn statuses_come_from_the_status_topic() {
     assert_eq!((s.name.as_str(), s.kind.as_str()), (CONNECTOR, "source"));
     assert_eq!(s.connector.state, "RUNNING");
     assert!(!s.connector.worker_id.is_empty());
-    let version = h.version_of(&source("1"));
-    assert!(!version.is_empty());
-    assert_eq!(s.connector.version, version);
+    // The testkit's connectors say they are version 1.0.
+    assert_eq!(h.version_of(&source("1")), "1.0");
+    assert_eq!(s.connector.version, "1.0");
     assert_eq!(s.tasks.len(), 1);
     assert_eq!(
         (s.tasks[0].id, s.tasks[0].state.state.as_str()),
@@ -1236,4 +1236,14 @@ async fn a_dead_herder_loop_stops_the_worker() {
     tokio::time::timeout(Duration::from_secs(1), h.stopped())
         .await
         .expect("reported stopped");
+}
+
+/// A listener on a free port (`:0`) names the worker by the address it
+/// was given once bound.
+#[tokio::test(start_paused = true)]
+async fn the_worker_id_is_the_bound_listener_address() {
+    let h = herder_with(MemoryKafka::new(), &[("listeners", "http://127.0.0.1:0")]).await;
+    assert_eq!(h.worker_id(), "127.0.0.1:0");
+    h.set_listener_address("127.0.0.1:40123".parse().unwrap());
+    assert_eq!(h.worker_id(), "127.0.0.1:40123");
 }
