@@ -375,6 +375,27 @@ async fn a_restart_answers_its_plan_and_writes_the_request() {
             "{case}"
         );
     }
+    // A running task restarts with includeTasks, unless only the failed
+    // ones are asked for.
+    let id = TaskId::new(CONNECTOR, 0);
+    h.shared
+        .worker
+        .status_store()
+        .task_state(&id, State::Running, None);
+    eventually("the task reported running", async || {
+        h.shared
+            .status
+            .task_status(&id)
+            .is_some_and(|s| s.state == State::Running)
+    })
+    .await;
+    for (only_failed, task) in [(false, "RESTARTING"), (true, "RUNNING")] {
+        let plan = h
+            .restart_connector(CONNECTOR, true, only_failed)
+            .await
+            .unwrap();
+        assert_eq!(plan.tasks[0].state.state, task, "onlyFailed={only_failed}");
+    }
 }
 
 /// Offsets change only for a STOPPED connector (Kafka's message
