@@ -1268,3 +1268,60 @@ async fn the_worker_id_is_the_bound_listener_address() {
     h.set_listener_address("127.0.0.1:40123".parse().unwrap());
     assert_eq!(h.worker_id(), "127.0.0.1:40123");
 }
+
+/// The leader's assignor runs on the herder's monotonic clock: the work of
+/// a worker that left is held back for `scheduled.rebalance.max.delay.ms`
+/// and handed to the others once that much time has passed.
+#[tokio::test(start_paused = true)]
+async fn a_lost_workers_work_is_held_back_then_handed_on() {
+    use crate::group::RoundMember;
+    use crate::protocol::{Assignment, WorkerMetadata};
+    let h = herder_with_connector().await;
+    let (barrier, _barriers) = mpsc::unbounded_channel();
+    let coordination = Coordination {
+        shared: h.shared.clone(),
+        assignor: Mutex::new(AssignorState::default()),
+        barrier,
+    };
+    let offset = h.state().offset();
+    let protocol = SubProtocol::Sessioned;
+    let member = |id: &str, owned: Option<Assignment>| RoundMember {
+        id: id.into(),
+        metadata: WorkerMetadata::new(protocol, format!("http://{id}:8083/"), offset, owned),
+        raw: Default::default(),
+    };
+    // The first member leads.
+    let round = |generation, members: Vec<RoundMember>| LeaderRound {
+        generation,
+        leader_id: members[0].id.clone(),
+        protocol,
+        last_completed_generation: generation - 1,
+        members,
+    };
+    let units = |a: &Assignment| -> usize { a.assigned.iter().map(|c| c.tasks.len()).sum() };
+
+    let out = coordination
+        .assign(&round(1, vec![member("m1", None), member("m2", None)]))
+        .await
+        .unwrap();
+    let first = Assignment::decode(&out["m1"]).unwrap();
+    let second = Assignment::decode(&out["m2"]).unwrap();
+    assert_eq!(units(&first), 2, "{first:?} {second:?}");
+
+    // m1 is gone: its work is held back.
+    let out = coordination
+        .assign(&round(2, vec![member("m2", Some(second.clone()))]))
+        .await
+        .unwrap();
+    let held = Assignment::decode(&out["m2"]).unwrap();
+    assert_eq!(units(&held), 0, "nothing new yet: {held:?}");
+    assert!(held.delay > 0, "{held:?}");
+
+    tokio::time::advance(Duration::from_millis(held.delay as u64 + 1)).await;
+    let out = coordination
+        .assign(&round(3, vec![member("m2", Some(second))]))
+        .await
+        .unwrap();
+    let handed = Assignment::decode(&out["m2"]).unwrap();
+    assert_eq!(units(&handed), 2, "the lost work handed on: {handed:?}");
+}
