@@ -1277,6 +1277,10 @@ async fn a_lost_workers_work_is_held_back_then_handed_on() {
     use crate::group::RoundMember;
     use crate::protocol::{Assignment, WorkerMetadata};
     let h = herder_with_connector().await;
+    // The clock counts from the first reading in this process, maybe by a
+    // test that started later than this one's paused clock: an hour on,
+    // every reading here is past it.
+    tokio::time::advance(Duration::from_secs(3600)).await;
     let (barrier, _barriers) = mpsc::unbounded_channel();
     let coordination = Coordination {
         shared: h.shared.clone(),
@@ -1324,4 +1328,81 @@ async fn a_lost_workers_work_is_held_back_then_handed_on() {
         .unwrap();
     let handed = Assignment::decode(&out["m2"]).unwrap();
     assert_eq!(units(&handed), 2, "the lost work handed on: {handed:?}");
+}
+
+/// Whether a transaction of `producer` commits (it has not been fenced).
+async fn commits(producer: &dyn connect_runtime::kafka::Producer) -> bool {
+    producer.begin_transaction().is_ok()
+        && producer
+            .commit_transaction(Duration::from_secs(30))
+            .await
+            .is_ok()
+}
+
+/// The leader fences the transactional producers of the previous task
+/// generation when the task count changes (a zombie of task 0 cannot
+/// commit afterwards), and leaves them when one task follows one (the new
+/// task's own producer fences the old).
+#[tokio::test(start_paused = true)]
+async fn the_previous_generations_producers_are_fenced_when_the_count_changes() {
+    use connect_runtime::source::TransactionSettings;
+    let h = herder_with_connector().await;
+    lead(&h);
+    h.shared.fence_zombies(CONNECTOR).await.unwrap();
+    assert_eq!(h.state().task_count_record(CONNECTOR), Some(1));
+    let group = h.shared.worker.config().group_id().to_string();
+    let id = TransactionSettings::transactional_id(&group, &TaskId::new(CONNECTOR, 0));
+    let zombie = h
+        .shared
+        .take_over_transactional_id(&id, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let task = h
+        .state()
+        .task_config(&TaskId::new(CONNECTOR, 0))
+        .cloned()
+        .unwrap();
+    let commit = |tasks: u32| {
+        let mut records: Vec<ConfigRecord> = (0..tasks)
+            .map(|t| ConfigRecord::Task {
+                id: TaskId::new(CONNECTOR, t),
+                properties: task.clone(),
+            })
+            .collect();
+        records.push(ConfigRecord::TasksCommit {
+            connector: CONNECTOR.into(),
+            tasks: tasks as i32,
+        });
+        records
+    };
+    write(&h, commit(1)).await;
+    h.shared.fence_zombies(CONNECTOR).await.unwrap();
+    assert!(
+        commits(zombie.as_ref()).await,
+        "one task after one: not fenced here"
+    );
+    write(&h, commit(2)).await;
+    h.shared.fence_zombies(CONNECTOR).await.unwrap();
+    h.shared.configs.read_to_end().await.unwrap();
+    assert_eq!(h.state().task_count_record(CONNECTOR), Some(2));
+    assert!(
+        !commits(zombie.as_ref()).await,
+        "the zombie of task 0 is fenced"
+    );
+}
+
+/// A connector without task configs has generation -1 for fencing and
+/// for the check before its task starts.
+#[tokio::test(start_paused = true)]
+async fn a_connector_without_task_configs_is_at_generation_minus_one() {
+    let h = herder_with_connector().await;
+    lead(&h);
+    h.create_connector("d", source("1"), TargetState::Started)
+        .await
+        .unwrap();
+    let fencing = fencing::HerderFencing(Arc::downgrade(&h.shared));
+    let id = TaskId::new("d", 0);
+    assert_eq!(fencing.fence(&id).await.unwrap(), -1);
+    h.shared.owned_tasks.lock().unwrap().insert(id.clone());
+    fencing.verify(&id, -1).await.unwrap();
 }
