@@ -1319,7 +1319,8 @@ async fn a_lost_workers_work_is_held_back_then_handed_on() {
         .unwrap();
     let held = Assignment::decode(&out["m2"]).unwrap();
     assert_eq!(units(&held), 0, "nothing new yet: {held:?}");
-    assert!(held.delay > 0, "{held:?}");
+    // scheduled.rebalance.max.delay.ms, Kafka's default.
+    assert_eq!(held.delay, 300_000, "{held:?}");
 
     tokio::time::advance(Duration::from_millis(held.delay as u64 + 1)).await;
     let out = coordination
