@@ -1546,6 +1546,24 @@ mod tests {
     }
 
     #[test]
+    fn a_round_has_revocations_when_the_leader_revoked_something() {
+        let round = |revoked: &[(&str, &[i32])]| {
+            let received = assignment(&[("c", &[0])], revoked);
+            Joined {
+                generation: 1,
+                member_id: "m".into(),
+                leader_id: "m".into(),
+                is_leader: true,
+                protocol: SubProtocol::Sessioned,
+                owned: received.clone(),
+                received,
+            }
+        };
+        assert!(!round(&[]).has_revocations());
+        assert!(round(&[("a", &[1])]).has_revocations());
+    }
+
+    #[test]
     fn backoff_grows_to_the_cap_with_jitter() {
         let mut b = Retries::new(Duration::from_millis(100), Duration::from_millis(1000));
         let first = b.delay();

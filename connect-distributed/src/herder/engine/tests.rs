@@ -1033,3 +1033,23 @@ async fn a_running_sources_topics_and_offsets_show_through_the_herder() {
     })
     .await;
 }
+
+/// A round that revokes work: this worker stops it, then asks for another
+/// round, in which the leader can hand it to someone else (Java's
+/// incremental protocol).
+#[tokio::test(start_paused = true)]
+async fn revoked_work_is_stopped_then_another_round_asked() {
+    let mut h = harness().await;
+    running(&mut h).await;
+    h.engine.rejoins.clear();
+    let mut j = assignment(&h, 2, Vec::new());
+    j.received.assigned.clear();
+    j.received.revoked = vec![ConnectorAssignment {
+        connector: CONNECTOR.into(),
+        tasks: vec![0],
+    }];
+    j.owned.assigned.clear();
+    h.engine.on_group(GroupEvent::Joined(Box::new(j))).await;
+    assert!(running_tasks(&h).await.is_empty());
+    assert_eq!(h.engine.rejoins, ["revoked work stopped"]);
+}
