@@ -1703,6 +1703,9 @@ mod tests {
                 if since_last_heartbeat == Duration::from_millis(2000) && session_ends == start + Duration::from_millis(1000))
         );
         assert!(shared.lock().snapshot.is_none());
+        // Counted, so a round whose JoinGroup went out before the fence
+        // is followed by another (see `join`).
+        assert_eq!(shared.lock().fences, 1);
         assert_eq!(
             shared.check_fence(start + Duration::from_millis(3000)),
             None
